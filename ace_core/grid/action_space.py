@@ -1,0 +1,326 @@
+"""The discrete action space: do-nothing, line reconnections and every unitary set-bus topology.
+
+Indices ``0..N-1`` are laid out as
+
+- ``0``: do nothing;
+- ``1..n_line``: reconnect line ``index - 1`` (with the buses it had);
+- ``n_line + 1 ..``: grid2op's unitary topology actions
+  (``get_all_unitary_topologies_set``: each sets every element of one substation to bus 1 or 2),
+  in grid2op's order: 66,810 of them on the 36-substation L2RPN grids, 178 on
+  l2rpn_case14_sandbox.
+
+A topology action is stored compactly as (substation, bus bits): one bit per element of the
+substation but the first, which grid2op always keeps on bus 1. Building the set from grid2op takes
+8-18 s on the large grids, so it is cached on disk (``$GRIDACE_CACHE_DIR`` or
+``~/.cache/gridace``) keyed by env name, grid size and grid2op version.
+
+The *top level* groups actions for the factorised policy: do nothing, one entry per line
+reconnection, one entry per substation with topology actions. ``top_mask(obs)`` is the legality
+mask at that level and ``action_mask(obs)`` expands it to every index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import grid2op
+import numpy as np
+
+from ace_core.errors import ActionIndexError
+
+# columns of grid2op's grid_objects_types after the substation: load, gen, line or, line ex, storage
+_ELEMENT_LABELS = ("load {}", "generator {}", "line {} origin", "line {} extremity", "storage {}")
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("GRIDACE_CACHE_DIR") or Path.home() / ".cache" / "gridace"
+    return Path(root)
+
+
+@dataclass
+class ActionSpace:
+    env_name: str
+    n_line: int
+    sub_info: np.ndarray
+    """number of elements at each substation"""
+    element_labels: list[str]
+    """for each topo-vector position, e.g. ``line 23 origin``"""
+    topo_sub: np.ndarray
+    """substation of each topology action, int16"""
+    topo_bits: np.ndarray
+    """bus bits of each topology action (bit j = element j+1 of the substation on bus 2), uint64"""
+    line_or_sub: np.ndarray
+    line_ex_sub: np.ndarray
+    subset: np.ndarray | None = None
+    """when restricted: the topology-action positions kept (into the full list)"""
+    _actions: dict = field(default_factory=dict, repr=False)
+
+    # ----- sizes and layout -----
+    @property
+    def n_topology(self) -> int:
+        return len(self.topo_sub)
+
+    @property
+    def n(self) -> int:
+        return 1 + self.n_line + self.n_topology
+
+    @property
+    def n_sub(self) -> int:
+        return len(self.sub_info)
+
+    @property
+    def first_topology(self) -> int:
+        return 1 + self.n_line
+
+    @cached_property
+    def sub_start(self) -> np.ndarray:
+        """topo-vector position of each substation's first element"""
+        return np.concatenate([[0], np.cumsum(self.sub_info)[:-1]]).astype(np.int64)
+
+    @cached_property
+    def subs_with_actions(self) -> np.ndarray:
+        return np.unique(self.topo_sub).astype(np.int64)
+
+    @property
+    def n_top(self) -> int:
+        return 1 + self.n_line + len(self.subs_with_actions)
+
+    @cached_property
+    def top_of_action(self) -> np.ndarray:
+        """top-level category of every action index"""
+        sub_to_top = np.full(self.n_sub, -1, dtype=np.int64)
+        sub_to_top[self.subs_with_actions] = 1 + self.n_line + np.arange(len(self.subs_with_actions))
+        return np.concatenate([np.arange(1 + self.n_line), sub_to_top[self.topo_sub]]).astype(np.int64)
+
+    @cached_property
+    def top_sub(self) -> np.ndarray:
+        """substation of each top-level category (-1 for do-nothing and reconnections)"""
+        return np.concatenate([np.full(1 + self.n_line, -1), self.subs_with_actions]).astype(np.int64)
+
+    @cached_property
+    def free_element_positions(self) -> np.ndarray:
+        """topo-vector positions of the elements that bits describe (all but each sub's first)"""
+        return np.concatenate(
+            [self.sub_start[s] + np.arange(1, self.sub_info[s]) for s in range(self.n_sub)]
+        ).astype(np.int64)
+
+    @cached_property
+    def free_element_sub(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_sub), np.maximum(self.sub_info - 1, 0)).astype(np.int64)
+
+    @cached_property
+    def free_offset(self) -> np.ndarray:
+        """index of each substation's first free element in the free-element list"""
+        return np.concatenate([[0], np.cumsum(np.maximum(self.sub_info - 1, 0))[:-1]]).astype(np.int64)
+
+    @property
+    def n_free(self) -> int:
+        return int(np.maximum(self.sub_info - 1, 0).sum())
+
+    @cached_property
+    def lines_at_sub(self) -> list[np.ndarray]:
+        return [
+            np.flatnonzero((self.line_or_sub == s) | (self.line_ex_sub == s)) for s in range(self.n_sub)
+        ]
+
+    @cached_property
+    def _index_of_topology(self) -> dict[tuple[int, int], int]:
+        return {(int(s), int(b)): i for i, (s, b) in enumerate(zip(self.topo_sub, self.topo_bits))}
+
+    # ----- conversions -----
+    def check_index(self, index: int) -> int:
+        if isinstance(index, bool) or not isinstance(index, int | np.integer) or not 0 <= index < self.n:
+            raise ActionIndexError(
+                f"action index {index!r} is out of range; accepted: integers 0 to {self.n - 1} on {self.env_name}"
+            )
+        return int(index)
+
+    def bits_of(self, index: int) -> tuple[int, np.ndarray]:
+        """(substation, bus of each element as 1/2) of a topology action index."""
+        t = self.check_index(index) - self.first_topology
+        if t < 0:
+            raise ActionIndexError(f"action {index} is not a topology action (those start at {self.first_topology})")
+        sub = int(self.topo_sub[t])
+        n = int(self.sub_info[sub])
+        bits = (int(self.topo_bits[t]) >> np.arange(n - 1)) & 1
+        return sub, np.concatenate([[1], 1 + bits]).astype(np.int64)
+
+    def index_of_topology(self, sub: int, buses) -> int | None:
+        """Index of the topology action setting ``sub``'s elements to ``buses`` (None if not in the set)."""
+        buses = np.asarray(buses, dtype=np.int64)
+        if len(buses) != self.sub_info[sub] or np.any((buses != 1) & (buses != 2)):
+            return None
+        if buses[0] == 2:  # the same topology with bus names swapped
+            buses = 3 - buses
+        key = int(((buses[1:] - 1) << np.arange(len(buses) - 1)).sum())
+        t = self._index_of_topology.get((int(sub), key))
+        return None if t is None else self.first_topology + t
+
+    def set_bus_vector(self, index: int) -> np.ndarray:
+        sub, buses = self.bits_of(index)
+        vec = np.zeros(int(self.sub_info.sum()), dtype=np.int32)
+        start = self.sub_start[sub]
+        vec[start : start + len(buses)] = buses
+        return vec
+
+    def to_grid2op(self, index: int, g2op_space):
+        """The grid2op action for ``index`` (memoised: actions are built once per space)."""
+        index = self.check_index(index)
+        action = self._actions.get(index)
+        if action is None:
+            if index == 0:
+                action = g2op_space({})
+            elif index <= self.n_line:
+                action = g2op_space({"set_line_status": [(index - 1, 1)]})
+            else:
+                action = g2op_space({"set_bus": self.set_bus_vector(index)})
+            if len(self._actions) > 20_000:
+                self._actions.clear()
+            self._actions[index] = action
+        return action
+
+    def index_of_grid2op(self, action) -> int | None:
+        """Index of a grid2op action in this space, or None when it is not one of ours."""
+        if action == action.__class__():
+            return 0
+        status = action.line_set_status
+        set_bus = action.set_bus
+        if np.count_nonzero(status) == 1 and not np.any(set_bus) and status[np.flatnonzero(status)[0]] == 1:
+            return 1 + int(np.flatnonzero(status)[0])
+        touched = np.flatnonzero(set_bus)
+        if len(touched) == 0:
+            return None
+        subs = np.unique(np.searchsorted(self.sub_start, touched, side="right") - 1)
+        if len(subs) != 1:
+            return None
+        sub = int(subs[0])
+        start = self.sub_start[sub]
+        return self.index_of_topology(sub, set_bus[start : start + self.sub_info[sub]])
+
+    # ----- legality -----
+    def top_mask(self, obs) -> np.ndarray:
+        """Legal top-level categories: cooldowns and maintenance respected.
+
+        A line can be reconnected when it is out and its cooldown (maintenance included) is over.
+        A substation can be reconfigured when its cooldown is over and every disconnected line
+        ending there could be reconnected (a set-bus action on its end reconnects it).
+        """
+        line_out = ~obs.line_status
+        line_ready = obs.time_before_cooldown_line == 0
+        reconnect_ok = line_out & line_ready
+        sub_ok = obs.time_before_cooldown_sub == 0
+        blocked_lines = line_out & ~line_ready
+        if blocked_lines.any():
+            sub_ok = sub_ok.copy()
+            sub_ok[self.line_or_sub[blocked_lines]] = False
+            sub_ok[self.line_ex_sub[blocked_lines]] = False
+        return np.concatenate([[True], reconnect_ok, sub_ok[self.subs_with_actions]])
+
+    def action_mask(self, obs) -> np.ndarray:
+        return self.top_mask(obs)[self.top_of_action]
+
+    # ----- words -----
+    def describe(self, index: int) -> str:
+        """The action in words, e.g. ``substation 16: line 23 origin, generator 4 to bus 2; others on bus 1``."""
+        index = self.check_index(index)
+        if index == 0:
+            return "do nothing"
+        if index <= self.n_line:
+            return f"reconnect line {index - 1}"
+        sub, buses = self.bits_of(index)
+        start = self.sub_start[sub]
+        on_two = [self.element_labels[start + j] for j in np.flatnonzero(buses == 2)]
+        if not on_two:
+            return f"substation {sub}: all elements to bus 1"
+        return f"substation {sub}: {', '.join(on_two)} to bus 2; others on bus 1"
+
+    # ----- subsets -----
+    def restrict(self, topology_indices) -> ActionSpace:
+        """A space keeping do-nothing, reconnections and the given topology action indices."""
+        keep = np.unique(np.asarray([self.check_index(int(i)) for i in topology_indices], dtype=np.int64))
+        if np.any(keep < self.first_topology):
+            raise ActionIndexError("restrict() takes topology action indices only")
+        positions = keep - self.first_topology
+        base = self.subset if self.subset is not None else np.arange(self.n_topology)
+        return ActionSpace(
+            env_name=self.env_name,
+            n_line=self.n_line,
+            sub_info=self.sub_info,
+            element_labels=self.element_labels,
+            topo_sub=self.topo_sub[positions],
+            topo_bits=self.topo_bits[positions],
+            line_or_sub=self.line_or_sub,
+            line_ex_sub=self.line_ex_sub,
+            subset=base[positions],
+        )
+
+    def fingerprint(self) -> str:
+        """Identifies the space; checkpoints store it to refuse another env's policy."""
+        digest = hashlib.sha256()
+        for array in (self.sub_info, self.topo_sub, self.topo_bits, self.line_or_sub, self.line_ex_sub):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return f"{self.env_name}:{self.n}:{digest.hexdigest()[:16]}"
+
+
+def env_name_of(env) -> str:
+    """The name the env was made with (grid2op appends the backend's class name to its own)."""
+    return getattr(env, "gridace_name", None) or env.env_name.removesuffix("LightSimBackend")
+
+
+def build_action_space(env, *, use_cache: bool = True) -> ActionSpace:
+    """The full action space of ``env``, from the disk cache when there is one."""
+    name = env_name_of(env)
+    path = cache_dir() / "action_spaces" / f"{name}-{env.n_sub}-{env.dim_topo}-grid2op{grid2op.__version__}.npz"
+    if use_cache and path.exists():
+        try:
+            with np.load(path) as data:
+                topo_sub, topo_bits = data["topo_sub"], data["topo_bits"]
+            return _assemble(env, name, topo_sub, topo_bits)
+        except (OSError, KeyError, ValueError):
+            pass  # a corrupt cache file is rebuilt below
+    topo_sub, topo_bits = _enumerate_topologies(env)
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # write then rename: a crash never leaves a truncated cache behind
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as tmp:
+            np.savez_compressed(tmp, topo_sub=topo_sub, topo_bits=topo_bits)
+        os.replace(tmp.name, path)
+    return _assemble(env, name, topo_sub, topo_bits)
+
+
+def _enumerate_topologies(env) -> tuple[np.ndarray, np.ndarray]:
+    space = env.action_space
+    sub_start = np.concatenate([[0], np.cumsum(env.sub_info)[:-1]])
+    subs, bits = [], []
+    for action in space.get_all_unitary_topologies_set(space):
+        set_bus = action.set_bus
+        touched = np.flatnonzero(set_bus)
+        sub = int(np.searchsorted(sub_start, touched[0], side="right") - 1)
+        buses = set_bus[sub_start[sub] : sub_start[sub] + env.sub_info[sub]]
+        if buses[0] == 2:
+            buses = 3 - buses
+        subs.append(sub)
+        bits.append(int(((buses[1:] - 1).astype(np.int64) << np.arange(len(buses) - 1)).sum()))
+    return np.asarray(subs, dtype=np.int16), np.asarray(bits, dtype=np.uint64)
+
+
+def _assemble(env, name: str, topo_sub: np.ndarray, topo_bits: np.ndarray) -> ActionSpace:
+    labels = []
+    for row in env.action_space.grid_objects_types:
+        kind = int(np.flatnonzero(row[1:] >= 0)[0])
+        labels.append(_ELEMENT_LABELS[kind].format(int(row[1 + kind])))
+    return ActionSpace(
+        env_name=name,
+        n_line=int(env.n_line),
+        sub_info=np.asarray(env.sub_info, dtype=np.int64),
+        element_labels=labels,
+        topo_sub=topo_sub.astype(np.int16),
+        topo_bits=topo_bits.astype(np.uint64),
+        line_or_sub=np.asarray(env.line_or_to_subid, dtype=np.int64),
+        line_ex_sub=np.asarray(env.line_ex_to_subid, dtype=np.int64),
+    )

@@ -1,0 +1,58 @@
+"""The observation as a fixed-size, normalised feature vector (the policy's input).
+
+Layout, for a grid with L lines, E topology elements, G generators, D loads and S substations
+(size ``4L + E + G + D + S + 3``; 171 on l2rpn_case14_sandbox, 511 on l2rpn_wcci_2020):
+
+==========================  =====  ===============================================
+block                       size   value
+==========================  =====  ===============================================
+rho                         L      flow / thermal limit, clipped to [0, 2]
+line status                 L      1 connected, 0 disconnected
+line cooldown               L      steps before it may be switched / max cooldown, [0, 1]
+maintenance                 L      1 in maintenance, ramps 0..1 over the 12 steps before one
+bus 2                       E      1 when the element is on bus 2
+generator output            G      p / pmax, [-1, 1]
+load                        D      p / (1.5 x its value at the env's first step), [0, 2]
+substation cooldown         S      steps before it may be changed / max cooldown, [0, 1]
+time                        3      sin and cos of the time of day, day of week / 6
+==========================  =====  ===============================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAINTENANCE_HORIZON = 12
+
+
+class FeatureBuilder:
+    def __init__(self, env) -> None:
+        self.gen_pmax = np.maximum(np.asarray(env.gen_pmax, dtype=np.float32), 1e-3)
+        params = env.parameters
+        self.line_cooldown = float(max(params.NB_TIMESTEP_COOLDOWN_LINE, params.NB_TIMESTEP_RECONNECTION, 1))
+        self.sub_cooldown = float(max(params.NB_TIMESTEP_COOLDOWN_SUB, 1))
+        reference = env.get_obs() if env.current_obs is not None else env.reset()
+        self.load_scale = np.maximum(1.5 * np.abs(reference.load_p).astype(np.float32), 1e-3)
+        self.size = 4 * env.n_line + env.dim_topo + env.n_gen + env.n_load + env.n_sub + 3
+
+    def __call__(self, obs) -> np.ndarray:
+        maintenance_in = obs.time_next_maintenance
+        soon = (maintenance_in > 0) & (maintenance_in <= MAINTENANCE_HORIZON)
+        maintenance = np.where(soon, 1.0 - maintenance_in / MAINTENANCE_HORIZON, 0.0)
+        maintenance[(maintenance_in == 0) & (obs.duration_next_maintenance > 0)] = 1.0
+        minutes = obs.hour_of_day * 60 + obs.minute_of_hour
+        angle = 2 * np.pi * minutes / 1440.0
+        return np.concatenate(
+            [
+                np.clip(obs.rho, 0.0, 2.0),
+                obs.line_status,
+                np.minimum(obs.time_before_cooldown_line / self.line_cooldown, 1.0),
+                maintenance,
+                obs.topo_vect == 2,
+                np.clip(obs.gen_p / self.gen_pmax, -1.0, 1.0),
+                np.clip(obs.load_p / self.load_scale, 0.0, 2.0),
+                np.minimum(obs.time_before_cooldown_sub / self.sub_cooldown, 1.0),
+                [np.sin(angle), np.cos(angle), obs.day_of_week / 6.0],
+            ],
+            dtype=np.float32,
+        )

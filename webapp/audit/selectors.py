@@ -1,0 +1,51 @@
+"""Reading the audit log: filtered lists for the page and rows for the CSV export."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from django.db.models import QuerySet
+
+from webapp.audit.models import AuditEntry
+
+CSV_HEADER = ["at", "actor", "action", "target_type", "target_id", "target", "before", "after", "comment"]
+
+
+def audit_entry_list(*, action: str = "", actor: str = "", target_type: str = "", target_id: str = "") -> QuerySet[AuditEntry]:
+    entries = AuditEntry.objects.all()
+    if action:
+        entries = entries.filter(action=action)
+    if actor:
+        entries = entries.filter(actor_name=actor)
+    if target_type:
+        entries = entries.filter(target_type=target_type)
+    if target_id:
+        entries = entries.filter(target_id=target_id)
+    return entries
+
+
+def audit_actions() -> list[str]:
+    return list(AuditEntry.objects.order_by("action").values_list("action", flat=True).distinct())
+
+
+def _csv_safe(text: str) -> str:
+    """Defuse spreadsheet formulas: a cell starting with = + - @ is prefixed with a quote."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def audit_csv_rows(entries: QuerySet[AuditEntry]) -> Iterator[list[str]]:
+    """The header, then one row per entry (oldest first), before/after as JSON."""
+    yield CSV_HEADER
+    for entry in entries.order_by("at", "id").iterator(chunk_size=500):
+        yield [
+            entry.at.isoformat(),
+            _csv_safe(entry.actor_name),
+            entry.action,
+            entry.target_type,
+            entry.target_id,
+            _csv_safe(entry.target_repr),
+            json.dumps(entry.before, sort_keys=True),
+            json.dumps(entry.after, sort_keys=True),
+            _csv_safe(entry.comment),
+        ]

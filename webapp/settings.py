@@ -1,0 +1,204 @@
+"""Settings, read from the environment so one code base serves the demo, CI and production.
+
+Environment variables (all optional here; :mod:`webapp.settings_production` requires more):
+
+``DATABASE_URL``      database (default: SQLite file ``var/gridace.sqlite3``)
+``DATABASE_TEST_NAME`` name of the test database on Postgres (default ``test_gridace``)
+``REDIS_URL``         channel layer on Redis (default: an in-process layer, single process only)
+``SECRET_KEY``        signing key (default: a development key, refused by the production settings)
+``DEBUG``             ``1``/``true`` turns debug pages on (default off)
+``ALLOWED_HOSTS``     comma-separated host names (default ``localhost,127.0.0.1,[::1]``)
+``CSRF_TRUSTED_ORIGINS`` comma-separated origins, for deployments behind a proxy
+``GRIDACE_RUNS_DIR``  where runs write checkpoints and episodes (default ``var/runs``)
+``GRIDACE_HEARTBEAT_SECONDS`` / ``GRIDACE_STALE_AFTER_SECONDS`` / ``GRIDACE_MAX_AUTO_RESUMES``
+                      training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("GRIDACE_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    """Read a yes/no environment variable; accepted: 1/0, true/false, yes/no, on/off."""
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"{name}={value!r} is not a yes/no value; accepted: 1/0, true/false, yes/no, on/off")
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def env_number(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not a number") from None
+
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-gridace-development-key-set-SECRET_KEY-in-production")
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_tasks",
+    "django_tasks_db",
+    "webapp.accounts",
+    "webapp.audit",
+    "webapp.training",
+    "webapp.review",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+ASGI_APPLICATION = "webapp.asgi.application"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "webapp.accounts.context_processors.roles",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------------
+DEFAULT_SQLITE_URL = f"sqlite:///{VAR_DIR / 'gridace.sqlite3'}"
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", DEFAULT_SQLITE_URL),
+        conn_max_age=int(env_number("DATABASE_CONN_MAX_AGE", 0)),
+    )
+}
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("DATABASE_TEST_NAME", "test_gridace")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # The worker and the web server share one file: wait for locks instead of failing at once.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- channel layer --------------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                # redis-py caps its pool at 100 connections; bursts of websocket connects need more.
+                "hosts": [{"address": REDIS_URL, "max_connections": 2000}],
+                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "gridace"),
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# The in-process layer cannot carry a worker process's messages to the web server, so the live
+# pages then poll the database for new rows instead (see training.consumers).
+LIVE_RELAY_FROM_DB = env_bool("LIVE_RELAY_FROM_DB", not REDIS_URL)
+LIVE_RELAY_INTERVAL_SECONDS = env_number("LIVE_RELAY_INTERVAL_SECONDS", 1.0)
+
+# --- background tasks -----------------------------------------------------------------------
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "training"],
+    }
+}
+
+# --- training runs --------------------------------------------------------------------------
+GRIDACE_RUNS_DIR = Path(os.environ.get("GRIDACE_RUNS_DIR", VAR_DIR / "runs"))
+# Dotted paths of the functions the worker calls; tests point them at fast stand-ins.
+GRIDACE_TRAINER = os.environ.get("GRIDACE_TRAINER", "ace_core.train.train")
+GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluate.evaluate")
+GRIDACE_HEARTBEAT_SECONDS = env_number("GRIDACE_HEARTBEAT_SECONDS", 3.0)
+GRIDACE_STALE_AFTER_SECONDS = env_number("GRIDACE_STALE_AFTER_SECONDS", 30.0)
+GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
+GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do_nothing,reconnect,greedy")
+
+# --- auth -----------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "accounts:home"
+LOGOUT_REDIRECT_URL = "accounts:login"
+CSRF_FAILURE_VIEW = "webapp.accounts.views.csrf_failure"
+
+# --- i18n, static ---------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    # plotly.js ships inside the plotly wheel: serve that copy as vendor/plotly.min.js (no CDN).
+    "webapp.staticfinders.PlotlyFinder",
+]
+# Serve straight from the finders so the demo needs no collectstatic; production turns this off.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "webapp": {"handlers": ["console"], "level": os.environ.get("GRIDACE_LOG_LEVEL", "INFO")},
+    },
+}

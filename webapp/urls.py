@@ -1,0 +1,15 @@
+"""The site's URL map: one include per app, plus the Django admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+admin.site.site_header = "GridACE administration"
+admin.site.site_title = "GridACE admin"
+
+urlpatterns = [
+    path("", include("webapp.accounts.urls")),
+    path("runs/", include("webapp.training.urls")),
+    path("review/", include("webapp.review.urls")),
+    path("audit/", include("webapp.audit.urls")),
+    path("admin/", admin.site.urls),
+]
