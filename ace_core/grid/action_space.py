@@ -86,6 +86,10 @@ class ActionSpace:
     def subs_with_actions(self) -> np.ndarray:
         return np.unique(self.topo_sub).astype(np.int64)
 
+    @cached_property
+    def topo_sub_set(self) -> frozenset[int]:
+        return frozenset(int(s) for s in self.subs_with_actions)
+
     @property
     def n_top(self) -> int:
         return 1 + self.n_line + len(self.subs_with_actions)

@@ -105,6 +105,7 @@ def convert_gguf(gguf_path: Path, folder: Path) -> float:
         (tmp / SOURCE_FILE).write_text(
             json.dumps({"gguf": name, "bytes": gguf_path.stat().st_size, "package": PACKAGE}, indent=2)
         )
+        tmp.chmod(0o755)  # mkdtemp makes it private; workers under other users read the cache too
         os.rename(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,170 @@
+"""grid2op agents: do-nothing, reconnect, greedy expert and the trained SAC/ACE policy.
+
+All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and writes EpisodeData.
+``load_agent(spec, env)`` builds one from a spec string:
+
+- ``do-nothing``;
+- ``reconnect``: reconnects a disconnected line as soon as its cooldown allows, else does nothing;
+- ``greedy`` or ``greedy:BUDGET``: when max rho reaches the threshold, simulates up to BUDGET
+  candidate actions (reconnections, then topologies at the substations of the most loaded lines)
+  and plays the one with the lowest simulated max rho if it beats doing nothing;
+- ``sac:PATH``: the policy of a training run (its directory or checkpoint file), acting when max
+  rho reaches its threshold and reconnecting or doing nothing otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from grid2op.Agent import BaseAgent
+
+from ace_core.checkpoint import check_same_space, load_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.errors import AgentSpecError
+from ace_core.grid.action_space import ActionSpace, build_action_space
+from ace_core.grid.features import FeatureBuilder
+from ace_core.rl.sac import SAC, SACConfig
+
+AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR")
+DEFAULT_GREEDY_BUDGET = 64
+
+
+def reconnect_or_nothing(obs, space: ActionSpace) -> int:
+    """Reconnect the first disconnected line whose cooldown is over; otherwise do nothing."""
+    ready = np.flatnonzero(~obs.line_status & (obs.time_before_cooldown_line == 0))
+    return 1 + int(ready[0]) if len(ready) else 0
+
+
+class TimedAgent(BaseAgent):
+    """Keeps per-step decision times and simulate counts for evaluation reports."""
+
+    def __init__(self, env, space: ActionSpace) -> None:
+        super().__init__(env.action_space)
+        self.space = space
+        self.decision_seconds: list[float] = []
+        self.simulate_calls = 0
+
+    def act(self, observation, reward, done=False):
+        start = time.perf_counter()
+        index = self.choose(observation)
+        self.decision_seconds.append(time.perf_counter() - start)
+        return self.space.to_grid2op(index, self.action_space)
+
+    def choose(self, obs) -> int:
+        raise NotImplementedError
+
+
+class DoNothing(TimedAgent):
+    def choose(self, obs) -> int:
+        return 0
+
+
+class Reconnect(TimedAgent):
+    def choose(self, obs) -> int:
+        return reconnect_or_nothing(obs, self.space)
+
+
+class Greedy(TimedAgent):
+    """Simulation-based expert, budgeted: the baseline every L2RPN write-up compares against."""
+
+    def __init__(self, env, space: ActionSpace, budget: int = DEFAULT_GREEDY_BUDGET, rho_threshold: float = 0.9):
+        super().__init__(env, space)
+        self.budget = budget
+        self.rho_threshold = rho_threshold
+
+    def candidates(self, obs) -> list[int]:
+        """Legal reconnections, then topologies at both ends of the 3 most loaded lines, at most
+        ``budget`` in all, spread evenly over each substation's configurations."""
+        mask = self.space.action_mask(obs)
+        out = [i for i in range(1, 1 + self.space.n_line) if mask[i]][: self.budget]
+        subs = []
+        for line in np.argsort(-obs.rho)[:3]:
+            subs += [int(self.space.line_or_sub[line]), int(self.space.line_ex_sub[line])]
+        subs = [s for s in dict.fromkeys(subs) if s in self.space.topo_sub_set]
+        per_sub = max(1, (self.budget - len(out)) // max(len(subs), 1))
+        for sub in subs:
+            rows = self.space.first_topology + np.flatnonzero(self.space.topo_sub == sub)
+            rows = rows[mask[rows]]
+            if len(rows) > per_sub:
+                rows = rows[np.linspace(0, len(rows) - 1, per_sub).astype(np.int64)]
+            out.extend(int(i) for i in rows)
+        return out[: self.budget]
+
+    def choose(self, obs) -> int:
+        default = reconnect_or_nothing(obs, self.space)
+        if obs.rho.max() < self.rho_threshold:
+            return default
+        best, best_rho = default, self._simulated_max_rho(obs, default)
+        for index in self.candidates(obs):
+            rho = self._simulated_max_rho(obs, index)
+            if rho < best_rho:
+                best, best_rho = index, rho
+        return best
+
+    def _simulated_max_rho(self, obs, index: int) -> float:
+        self.simulate_calls += 1
+        sim_obs, _, done, info = obs.simulate(self.space.to_grid2op(index, self.action_space))
+        if done or info.get("is_illegal") or info.get("exception"):
+            return float("inf")
+        return float(sim_obs.rho.max())
+
+
+class SacAgent(TimedAgent):
+    def __init__(self, env, space: ActionSpace, sac: SAC, features: FeatureBuilder, rho_threshold: float):
+        super().__init__(env, space)
+        self.sac = sac
+        self.features = features
+        self.rho_threshold = rho_threshold
+
+    def choose(self, obs) -> int:
+        if obs.rho.max() < self.rho_threshold:
+            return reconnect_or_nothing(obs, self.space)
+        return self.sac.act(self.features(obs), self.space.top_mask(obs), None)
+
+
+def load_sac(path: Path, env, space: ActionSpace | None = None) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
+    """The trained policy of a run, refusing a checkpoint made on another action space."""
+    state = load_checkpoint(path)
+    space = space or build_action_space(env)
+    check_same_space(state, space.fingerprint(), str(path))
+    config = TrainConfig.from_dict(state["config"])
+    features = FeatureBuilder(env)
+    sac = SAC(features.size, space, sac_config(config, space))
+    with torch.no_grad():
+        sac.load_state_dict(state["sac"])
+    return sac, space, features, config
+
+
+def sac_config(config: TrainConfig, space: ActionSpace) -> SACConfig:
+    from ace_core.rl.heads import resolve_head
+
+    return SACConfig(
+        head=resolve_head(config.head, space),
+        hidden=config.hidden,
+        gamma=config.gamma,
+        tau=config.tau,
+        policy_lr=config.policy_lr,
+        q_lr=config.q_lr,
+        target_entropy_scale=config.target_entropy_scale,
+    )
+
+
+def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
+    """Build the agent a spec names; see the module docstring for the accepted specs."""
+    space = space or build_action_space(env)
+    kind, _, argument = spec.partition(":")
+    if kind == "do-nothing" and not argument:
+        return DoNothing(env, space)
+    if kind == "reconnect" and not argument:
+        return Reconnect(env, space)
+    if kind == "greedy":
+        if argument and not (argument.isdigit() and int(argument) > 0):
+            raise AgentSpecError(f"greedy budget {argument!r} must be a positive integer, e.g. greedy:64")
+        return Greedy(env, space, int(argument) if argument else DEFAULT_GREEDY_BUDGET)
+    if kind == "sac" and argument:
+        sac, space, features, config = load_sac(Path(argument), env, space)
+        return SacAgent(env, space, sac, features, config.rho_threshold)
+    raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")

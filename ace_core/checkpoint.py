@@ -1,0 +1,52 @@
+"""Checkpoints: everything needed to resume a run exactly, or to deploy its policy.
+
+A checkpoint is one ``torch.save`` file written atomically (temp file, then rename): the config,
+the action-space fingerprint (so another env's policy is refused), the SAC networks and
+optimisers, the replay buffer, the loop's counters and RNG states, and the actions of the
+current episode (resume replays them to rebuild the grid state exactly).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from ace_core.errors import CheckpointError
+
+FORMAT_VERSION = 1
+CHECKPOINT_NAME = "checkpoint.pt"
+
+
+def save_checkpoint(state: dict, path: Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as tmp:
+        torch.save({"format": FORMAT_VERSION, **state}, tmp)
+    os.replace(tmp.name, path)
+    return path
+
+
+def load_checkpoint(path: Path) -> dict:
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_NAME
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}; give a run directory or a {CHECKPOINT_NAME} file")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:  # torch raises many types for a damaged file
+        raise CheckpointError(f"checkpoint {path} is corrupt or not a GridACE checkpoint ({exc})") from exc
+    if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION:
+        raise CheckpointError(f"{path} is not a GridACE checkpoint (format {FORMAT_VERSION} expected)")
+    return state
+
+
+def check_same_space(state: dict, fingerprint: str, where: str) -> None:
+    if state["fingerprint"] != fingerprint:
+        raise CheckpointError(
+            f"checkpoint {where} was trained on action space {state['fingerprint']!r}, "
+            f"but this env has {fingerprint!r}: use a checkpoint trained on the same env"
+        )

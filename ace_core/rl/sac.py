@@ -1,0 +1,177 @@
+"""Discrete Soft Actor-Critic (Christodoulou 2019; CleanRL's sac_atari) over the grid's actions.
+
+The update reads like the equations: soft TD targets with the expectation over the whole policy
+(no sampled next action), twin Q with the minimum, automatic temperature towards
+``target_entropy = scale * log(N)``, illegal actions masked out of the policy. ``batch.weights``
+multiplies the policy loss per row (1 for the agent's own decisions; the mixed buffer gives LLM
+refinements their priority), so the mixed buffer needs no special case here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from ace_core.grid.action_space import ActionSpace
+from ace_core.rl.buffer import Batch
+from ace_core.rl.heads import make_heads
+
+
+@dataclass
+class SACConfig:
+    head: str = "flat"
+    """flat or factorised (see ace_core.rl.heads)"""
+    hidden: int = 256
+    """width of the hidden layers"""
+    gamma: float = 0.99
+    """discount per environment step"""
+    tau: float = 0.005
+    """target network smoothing coefficient"""
+    policy_lr: float = 3e-4
+    """actor learning rate"""
+    q_lr: float = 3e-4
+    """critic learning rate"""
+    target_entropy_scale: float = 0.5
+    """target entropy = scale * log(number of actions)"""
+
+
+class SAC:
+    def __init__(self, obs_size: int, space: ActionSpace, config: SACConfig) -> None:
+        self.config = config
+        self.space = space
+        self.actor, self.qf1, self.qf2, self.qf1_target, self.qf2_target, self.layout = make_heads(
+            config.head, obs_size, space, config.hidden
+        )
+        self.q_optimizer = torch.optim.Adam(
+            list(self.qf1.parameters()) + list(self.qf2.parameters()), lr=config.q_lr, eps=1e-4, fused=True
+        )
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.policy_lr, eps=1e-4, fused=True)
+        self.target_entropy = config.target_entropy_scale * math.log(space.n)
+        self.log_alpha = torch.zeros(1, requires_grad=True)
+        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=config.q_lr, eps=1e-4, fused=True)
+        self.updates = 0
+        self._actor_weights = None
+
+    @property
+    def alpha(self) -> float:
+        return float(self.log_alpha.exp())
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        alpha = self.log_alpha.exp().detach()
+        with torch.no_grad():
+            next_policy = self.actor(batch.next_obs, batch.next_mask)
+            next_value = next_policy.expected_min(
+                self.qf1_target(batch.next_obs), self.qf2_target(batch.next_obs)
+            ) + alpha * next_policy.entropy()
+            target = batch.rewards + batch.discounts * (1.0 - batch.dones) * next_value
+
+        qf1_values, qf2_values = self.qf1(batch.obs), self.qf2(batch.obs)
+        qf1_loss = F.mse_loss(self.qf1.at(qf1_values, batch.actions), target)
+        qf2_loss = F.mse_loss(self.qf2.at(qf2_values, batch.actions), target)
+        self.q_optimizer.zero_grad()
+        (qf1_loss + qf2_loss).backward()
+        self.q_optimizer.step()
+
+        policy = self.actor(batch.obs, batch.mask)
+        entropy = policy.entropy()
+        q_detached = (_detach(qf1_values), _detach(qf2_values))
+        actor_loss = (batch.weights * (-alpha * entropy - policy.expected_min(*q_detached))).mean()
+        self.actor_optimizer.zero_grad()
+        actor_loss.backward()
+        self.actor_optimizer.step()
+
+        alpha_loss = (self.log_alpha.exp() * (entropy.detach() - self.target_entropy)).mean()
+        self.alpha_optimizer.zero_grad()
+        alpha_loss.backward()
+        self.alpha_optimizer.step()
+
+        with torch.no_grad():
+            online = [*self.qf1.parameters(), *self.qf2.parameters()]
+            targets = [*self.qf1_target.parameters(), *self.qf2_target.parameters()]
+            torch._foreach_lerp_(targets, online, self.config.tau)
+        self.updates += 1
+        return {
+            "losses/qf1_loss": qf1_loss.item(),
+            "losses/qf2_loss": qf2_loss.item(),
+            "losses/actor_loss": actor_loss.item(),
+            "losses/alpha_loss": alpha_loss.item(),
+            "losses/alpha": alpha.item(),
+            "losses/entropy": entropy.mean().item(),
+            "losses/q_target_mean": target.mean().item(),
+        }
+
+    def act(self, features: np.ndarray, top_mask: np.ndarray, rng: np.random.Generator | None) -> int:
+        """One action for one observation: sampled with ``rng``, the most likely one without.
+
+        The deployment fast path: plain numpy over views of the actor's weights (they follow the
+        optimiser's in-place updates), Gumbel-max sampling, no autograd or torch dispatch.
+        """
+        out = self._numpy_actor(features)
+        if self.config.head == "flat":
+            logits = np.where(top_mask[self.space.top_of_action], out, -np.inf)
+            if rng is not None:
+                logits = logits - np.log(-np.log(rng.random(len(logits))))
+            return int(np.argmax(logits))
+        n_top = self.space.n_top
+        top_logits = np.where(top_mask, out[:n_top], -np.inf)
+        bit_logits = out[n_top:]
+        if rng is not None:
+            top_logits = top_logits - np.log(-np.log(rng.random(n_top)))
+        top = int(np.argmax(top_logits))
+        if self.space.top_sub[top] < 0:
+            return top
+        for _ in range(20 if rng is not None else 1):
+            if rng is None:
+                bits = (bit_logits > 0).astype(np.int64)
+            else:
+                bits = (rng.random(len(bit_logits)) < 1.0 / (1.0 + np.exp(-bit_logits))).astype(np.int64)
+            index = self.layout.index_of(top, bits)
+            if index is not None:
+                return index
+        return self.policy(features, top_mask)._best_in(top)
+
+    def _numpy_actor(self, x: np.ndarray) -> np.ndarray:
+        if self._actor_weights is None:
+            layers = [m for m in self.actor.net if isinstance(m, torch.nn.Linear)]
+            self._actor_weights = [(m.weight.detach().numpy().T, m.bias.detach().numpy()) for m in layers]
+        *hidden, (w_out, b_out) = self._actor_weights
+        for w, b in hidden:
+            x = np.maximum(x @ w + b, 0.0)
+        return x @ w_out + b_out
+
+    @torch.inference_mode()
+    def policy(self, features: np.ndarray, top_mask: np.ndarray):
+        """The action distribution at one observation (sample, greedy or top_k from it)."""
+        return self.actor(torch.from_numpy(features)[None], torch.from_numpy(top_mask)[None])
+
+    def state_dict(self) -> dict:
+        return {
+            "actor": self.actor.state_dict(),
+            "qf1": self.qf1.state_dict(),
+            "qf2": self.qf2.state_dict(),
+            "qf1_target": self.qf1_target.state_dict(),
+            "qf2_target": self.qf2_target.state_dict(),
+            "log_alpha": self.log_alpha.detach().clone(),
+            "q_optimizer": self.q_optimizer.state_dict(),
+            "actor_optimizer": self.actor_optimizer.state_dict(),
+            "alpha_optimizer": self.alpha_optimizer.state_dict(),
+            "updates": self.updates,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        for name in ("actor", "qf1", "qf2", "qf1_target", "qf2_target"):
+            getattr(self, name).load_state_dict(state[name])
+        self._actor_weights = None
+        with torch.no_grad():
+            self.log_alpha.copy_(state["log_alpha"])
+        for name in ("q_optimizer", "actor_optimizer", "alpha_optimizer"):
+            getattr(self, name).load_state_dict(state[name])
+        self.updates = state["updates"]
+
+
+def _detach(q):
+    return tuple(t.detach() for t in q) if isinstance(q, tuple) else q.detach()

@@ -1,0 +1,289 @@
+"""The training loop: SAC on the grid's train scenarios, reporting through an event sink.
+
+The agent decides only when the grid needs it (max rho >= ``rho_threshold``, SMAAC's rule);
+otherwise the loop reconnects a line whose cooldown is over or does nothing. One stored
+transition spans a decision and every step up to the next decision or the episode's end: its
+reward is the discounted sum of the per-step rewards over those steps and its discount is
+``gamma ** steps`` (see :mod:`ace_core.rl.buffer`). A game over is terminal; the end of a
+scenario is a time limit, bootstrapped from its last observation.
+
+Episodes walk the train scenarios in an order fixed by the seed; each episode's grid seed comes
+from ``(seed, episode number)``. A checkpoint stores the actions of the episode under way, and
+resume replays them on the same scenario and seed, so a resumed run is identical to an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ace_core.agents import reconnect_or_nothing, sac_config
+from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, save_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.errors import CheckpointError, ConfigError
+from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.scenarios import reset_to, scenarios
+from ace_core.rl.buffer import ReplayBuffer
+from ace_core.rl.sac import SAC
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    episodes: int
+    decisions: int
+    updates: int
+    seconds: float
+    checkpoint: Path
+    stopped: bool
+    """True when the sink asked to stop before ``steps``"""
+
+
+@dataclass
+class Pending:
+    """A decision whose transition is still accumulating reward."""
+
+    obs: np.ndarray
+    mask: np.ndarray
+    action: int
+    reward: float = 0.0
+    discount: float = 1.0
+    step_reward: float | None = None
+
+    def add(self, reward: float, gamma: float) -> None:
+        if self.step_reward is None:
+            self.step_reward = reward
+        self.reward += self.discount * reward
+        self.discount *= gamma
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, out_dir: Path, sink: EventSink | None = None) -> None:
+        self.config = config.validate()
+        self.out_dir = Path(out_dir)
+        self.sink = sink or NullSink()
+        torch.set_num_threads(config.torch_threads)
+        torch.manual_seed(config.seed)
+        random.seed(config.seed)
+        self.rng = np.random.default_rng(config.seed)
+        self.env = make_env(config.env)
+        self.space = build_action_space(self.env)
+        self.features = FeatureBuilder(self.env)
+        self.scenarios = scenarios(self.env, "train")
+        if not self.scenarios:
+            raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
+        self.sac = SAC(self.features.size, self.space, sac_config(config, self.space))
+        self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
+        self.step = 0
+        self.episode = 0
+        self.decisions = 0
+        self.episode_actions: list[int] = []
+        self.episode_return = 0.0
+        self.pending: Pending | None = None
+        self.obs = None
+        self._window: dict[str, list[float]] = {}
+        self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
+
+    # ----- episodes -----
+    def _scenario(self, episode: int):
+        return self.scenarios[self._scenario_order[episode % len(self.scenarios)]]
+
+    def _episode_seed(self, episode: int) -> int:
+        return int(np.random.default_rng([self.config.seed, 2, episode]).integers(2**31 - 1))
+
+    def _start_episode(self) -> None:
+        self.obs = reset_to(self.env, self._scenario(self.episode), self._episode_seed(self.episode))
+        self.episode_actions = []
+        self.episode_return = 0.0
+
+    # ----- the loop -----
+    def run(self, resume: bool = False) -> TrainResult:
+        path = self.out_dir / CHECKPOINT_NAME
+        if resume:
+            self._restore(load_checkpoint(path))
+        elif path.exists():
+            raise CheckpointError(f"{self.out_dir} already holds a run; pass resume=True (--resume) or another dir")
+        else:
+            self._start_episode()
+        started, start_step = time.perf_counter(), self.step
+        stopped = False
+        bar = tqdm(total=self.config.steps, initial=self.step, unit="step", disable=None, leave=False)
+        while self.step < self.config.steps:
+            if self.sink.should_stop():
+                stopped = True
+                break
+            self._one_step()
+            bar.update(1)
+            if self.step % self.config.log_every == 0:
+                self._report(started, start_step)
+            if self.step % self.config.checkpoint_every == 0:
+                self._checkpoint()
+        bar.close()
+        checkpoint = self._checkpoint()
+        return TrainResult(
+            steps=self.step,
+            episodes=self.episode,
+            decisions=self.decisions,
+            updates=self.sac.updates,
+            seconds=time.perf_counter() - started,
+            checkpoint=checkpoint,
+            stopped=stopped,
+        )
+
+    def _one_step(self) -> None:
+        config, obs = self.config, self.obs
+        if obs.rho.max() >= config.rho_threshold:
+            action = self._decide(obs)
+        else:
+            action = reconnect_or_nothing(obs, self.space)
+        self.obs, reward, done, info = self.env.step(self.space.to_grid2op(action, self.env.action_space))
+        self.episode_actions.append(action)
+        self.episode_return += reward
+        self.step += 1
+        if self.pending is not None:
+            self.pending.add(float(reward), config.gamma)
+        if done:
+            self._end_episode(info)
+
+    def _decide(self, obs) -> int:
+        features, mask = self.features(obs), self.space.top_mask(obs)
+        self._close_pending(features, mask, done=False)
+        if len(self.buffer) < self.config.learning_starts:
+            action = self._random_legal_action(mask)
+        else:
+            action = self.sac.act(features, mask, self.rng)
+        self.pending = Pending(features, mask, action)
+        self.decisions += 1
+        if len(self.buffer) >= self.config.learning_starts and self.decisions % self.config.update_every == 0:
+            for key, value in self.sac.update(self.buffer.sample(self.config.batch_size, self.rng)).items():
+                self._window.setdefault(key, []).append(value)
+        return action
+
+    def _random_legal_action(self, top_mask: np.ndarray) -> int:
+        """Uniform over legal top-level choices, then uniform among that substation's topologies
+        (uniform over all 66,810 would nearly always pick the one 17-element substation)."""
+        top = int(self.rng.choice(np.flatnonzero(top_mask)))
+        sub = self.space.top_sub[top]
+        if sub < 0:
+            return top
+        rows = np.flatnonzero(self.space.topo_sub == sub)
+        return self.space.first_topology + int(self.rng.choice(rows))
+
+    def _close_pending(self, next_features, next_mask, done: bool) -> None:
+        if self.pending is None:
+            return
+        p = self.pending
+        self.buffer.add(
+            p.obs, p.mask, p.action, p.reward, next_features, next_mask, done, p.discount,
+            p.step_reward if p.step_reward is not None else 0.0,
+        )
+        self.pending = None
+
+    def _end_episode(self, info) -> None:
+        scenario = self._scenario(self.episode)
+        survived = len(self.episode_actions)
+        game_over = survived < scenario.length
+        if game_over:
+            self._close_pending(np.zeros(self.features.size, np.float32), np.ones(self.space.n_top, bool), True)
+        else:
+            self._close_pending(self.features(self.obs), self.space.top_mask(self.obs), False)
+        self.sink.emit(
+            EpisodeEvent(
+                step=self.step,
+                index=self.episode,
+                scenario=scenario.name,
+                steps_survived=survived,
+                max_steps=scenario.length,
+                reward=float(self.episode_return),
+            )
+        )
+        self._window.setdefault("charts/episodic_return", []).append(float(self.episode_return))
+        self._window.setdefault("charts/episodic_length", []).append(float(survived))
+        self._window.setdefault("charts/survival", []).append(survived / scenario.length)
+        self.episode += 1
+        self._start_episode()
+
+    def _report(self, started: float, start_step: int) -> None:
+        values = {key: float(np.mean(v)) for key, v in self._window.items() if v}
+        elapsed = max(time.perf_counter() - started, 1e-9)
+        values.update(
+            {
+                "charts/SPS": (self.step - start_step) / elapsed,
+                "charts/episodes": float(self.episode),
+                "charts/decisions": float(self.decisions),
+                "charts/updates": float(self.sac.updates),
+                "charts/buffer_size": float(len(self.buffer)),
+            }
+        )
+        self._window = {}
+        self.sink.emit(MetricsEvent(step=self.step, values=values))
+
+    # ----- checkpoints -----
+    def _checkpoint(self) -> Path:
+        state = {
+            "config": self.config.to_dict(),
+            "fingerprint": self.space.fingerprint(),
+            "sac": self.sac.state_dict(),
+            "buffer": self.buffer.state_dict(),
+            "loop": {
+                "step": self.step,
+                "episode": self.episode,
+                "decisions": self.decisions,
+                "episode_actions": list(self.episode_actions),
+                "pending": None if self.pending is None else vars(self.pending).copy(),
+                "window": {k: list(v) for k, v in self._window.items()},
+            },
+            "rng": {
+                "numpy": self.rng.bit_generator.state,
+                "torch": torch.get_rng_state(),
+                "python": random.getstate(),
+            },
+        }
+        path = save_checkpoint(state, self.out_dir / CHECKPOINT_NAME)
+        self.sink.emit(CheckpointEvent(step=self.step, path=str(path)))
+        return path
+
+    def _restore(self, state: dict) -> None:
+        check_same_space(state, self.space.fingerprint(), str(self.out_dir))
+        saved = TrainConfig.from_dict(state["config"])
+        saved.steps = self.config.steps  # the only setting a resume may change: how far to go
+        if saved != self.config:
+            changed = [k for k, v in saved.to_dict().items() if getattr(self.config, k) != v]
+            raise CheckpointError(f"resume must use the run's settings; these differ: {', '.join(changed)}")
+        self.sac.load_state_dict(state["sac"])
+        self.buffer.load_state_dict(state["buffer"])
+        loop = state["loop"]
+        self.step, self.episode, self.decisions = loop["step"], loop["episode"], loop["decisions"]
+        self._window = {k: list(v) for k, v in loop["window"].items()}
+        self.pending = Pending(**loop["pending"]) if loop["pending"] else None
+        self.rng.bit_generator.state = state["rng"]["numpy"]
+        torch.set_rng_state(state["rng"]["torch"])
+        random.setstate(state["rng"]["python"])
+        # rebuild the grid state by replaying the episode under way
+        self._start_episode()
+        actions = loop["episode_actions"]
+        for action in actions:
+            self.obs, reward, done, _ = self.env.step(self.space.to_grid2op(action, self.env.action_space))
+            self.episode_return += reward
+            if done:
+                raise CheckpointError("replaying the checkpoint's episode ended early: the env changed")
+        self.episode_actions = list(actions)
+
+
+def train(config: TrainConfig, sink: EventSink | None = None, out_dir: Path = Path("runs/run"), resume: bool = False) -> TrainResult:
+    """Train (or resume) a run in ``out_dir``; see :class:`Trainer`."""
+    result = Trainer(config, out_dir, sink).run(resume=resume)
+    summary = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(result).items()}
+    (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2))
+    return result
