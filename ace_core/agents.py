@@ -26,6 +26,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.simulate import simulate_rho
 from ace_core.rl.sac import SAC, SACConfig
 
 AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR")
@@ -67,49 +68,62 @@ class Reconnect(TimedAgent):
         return reconnect_or_nothing(obs, self.space)
 
 
+def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
+    """Legal reconnections, then topologies at both ends of the 3 most loaded lines, at most
+    ``budget`` in all, spread evenly over each substation's configurations."""
+    mask = space.action_mask(obs)
+    out = [i for i in range(1, 1 + space.n_line) if mask[i]][:budget]
+    subs = []
+    for line in np.argsort(-obs.rho)[:3]:
+        subs += [int(space.line_or_sub[line]), int(space.line_ex_sub[line])]
+    subs = [s for s in dict.fromkeys(subs) if s in space.topo_sub_set]
+    per_sub = max(1, (budget - len(out)) // max(len(subs), 1))
+    for sub in subs:
+        rows = space.first_topology + np.flatnonzero(space.topo_sub == sub)
+        rows = rows[mask[rows]]
+        if len(rows) > per_sub:
+            rows = rows[np.linspace(0, len(rows) - 1, per_sub).astype(np.int64)]
+        out.extend(int(i) for i in rows)
+    return out[:budget]
+
+
+def simulated_max_rho(obs, space: ActionSpace, g2op_space, index: int) -> float:
+    """Max rho one step after ``index``; infinity for a game over or an illegal action."""
+    rho, _, done, info = simulate_rho(obs, space.to_grid2op(index, g2op_space))
+    if done or info.get("is_illegal") or info.get("exception"):
+        return float("inf")
+    return float(rho.max())
+
+
+def greedy_search(obs, space: ActionSpace, g2op_space, budget: int) -> tuple[int, float, int]:
+    """(best action, its simulated max rho, simulate calls) among the greedy candidates,
+    starting from reconnect-or-nothing so that only an improvement is played."""
+    best = reconnect_or_nothing(obs, space)
+    best_rho = simulated_max_rho(obs, space, g2op_space, best)
+    candidates = greedy_candidates(obs, space, budget)
+    for index in candidates:
+        rho = simulated_max_rho(obs, space, g2op_space, index)
+        if rho < best_rho:
+            best, best_rho = index, rho
+    return best, best_rho, 1 + len(candidates)
+
+
 class Greedy(TimedAgent):
     """Simulation-based expert, budgeted: the baseline every L2RPN write-up compares against."""
 
-    def __init__(self, env, space: ActionSpace, budget: int = DEFAULT_GREEDY_BUDGET, rho_threshold: float = 0.9):
+    def __init__(
+        self, env, space: ActionSpace, budget: int = DEFAULT_GREEDY_BUDGET, rho_threshold: float = 0.9
+    ):
         super().__init__(env, space)
         self.budget = budget
         self.rho_threshold = rho_threshold
 
-    def candidates(self, obs) -> list[int]:
-        """Legal reconnections, then topologies at both ends of the 3 most loaded lines, at most
-        ``budget`` in all, spread evenly over each substation's configurations."""
-        mask = self.space.action_mask(obs)
-        out = [i for i in range(1, 1 + self.space.n_line) if mask[i]][: self.budget]
-        subs = []
-        for line in np.argsort(-obs.rho)[:3]:
-            subs += [int(self.space.line_or_sub[line]), int(self.space.line_ex_sub[line])]
-        subs = [s for s in dict.fromkeys(subs) if s in self.space.topo_sub_set]
-        per_sub = max(1, (self.budget - len(out)) // max(len(subs), 1))
-        for sub in subs:
-            rows = self.space.first_topology + np.flatnonzero(self.space.topo_sub == sub)
-            rows = rows[mask[rows]]
-            if len(rows) > per_sub:
-                rows = rows[np.linspace(0, len(rows) - 1, per_sub).astype(np.int64)]
-            out.extend(int(i) for i in rows)
-        return out[: self.budget]
-
     def choose(self, obs) -> int:
-        default = reconnect_or_nothing(obs, self.space)
         if obs.rho.max() < self.rho_threshold:
-            return default
-        best, best_rho = default, self._simulated_max_rho(obs, default)
-        for index in self.candidates(obs):
-            rho = self._simulated_max_rho(obs, index)
-            if rho < best_rho:
-                best, best_rho = index, rho
+            return reconnect_or_nothing(obs, self.space)
+        best, _, calls = greedy_search(obs, self.space, self.action_space, self.budget)
+        self.simulate_calls += calls
         return best
-
-    def _simulated_max_rho(self, obs, index: int) -> float:
-        self.simulate_calls += 1
-        sim_obs, _, done, info = obs.simulate(self.space.to_grid2op(index, self.action_space))
-        if done or info.get("is_illegal") or info.get("exception"):
-            return float("inf")
-        return float(sim_obs.rho.max())
 
 
 class SacAgent(TimedAgent):
@@ -125,7 +139,9 @@ class SacAgent(TimedAgent):
         return self.sac.act(self.features(obs), self.space.top_mask(obs), None)
 
 
-def load_sac(path: Path, env, space: ActionSpace | None = None) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
+def load_sac(
+    path: Path, env, space: ActionSpace | None = None
+) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
     """The trained policy of a run, refusing a checkpoint made on another action space."""
     state = load_checkpoint(path)
     space = space or build_action_space(env)

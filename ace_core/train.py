@@ -113,7 +113,9 @@ class Trainer:
         if resume:
             self._restore(load_checkpoint(path))
         elif path.exists():
-            raise CheckpointError(f"{self.out_dir} already holds a run; pass resume=True (--resume) or another dir")
+            raise CheckpointError(
+                f"{self.out_dir} already holds a run; pass resume=True (--resume) or another dir"
+            )
         else:
             self._start_episode()
         started, start_step = time.perf_counter(), self.step
@@ -185,7 +187,14 @@ class Trainer:
             return
         p = self.pending
         self.buffer.add(
-            p.obs, p.mask, p.action, p.reward, next_features, next_mask, done, p.discount,
+            p.obs,
+            p.mask,
+            p.action,
+            p.reward,
+            next_features,
+            next_mask,
+            done,
+            p.discount,
             p.step_reward if p.step_reward is not None else 0.0,
         )
         self.pending = None
@@ -195,7 +204,9 @@ class Trainer:
         survived = len(self.episode_actions)
         game_over = survived < scenario.length
         if game_over:
-            self._close_pending(np.zeros(self.features.size, np.float32), np.ones(self.space.n_top, bool), True)
+            self._close_pending(
+                np.zeros(self.features.size, np.float32), np.ones(self.space.n_top, bool), True
+            )
         else:
             self._close_pending(self.features(self.obs), self.space.top_mask(self.obs), False)
         self.sink.emit(
@@ -281,9 +292,17 @@ class Trainer:
         self.episode_actions = list(actions)
 
 
-def train(config: TrainConfig, sink: EventSink | None = None, out_dir: Path = Path("runs/run"), resume: bool = False) -> TrainResult:
-    """Train (or resume) a run in ``out_dir``; see :class:`Trainer`."""
-    result = Trainer(config, out_dir, sink).run(resume=resume)
+def write_summary(out_dir: Path, result: TrainResult) -> dict:
+    """``summary.json``: written last, so its presence marks a run that finished."""
     summary = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(result).items()}
     (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def train(
+    config: TrainConfig, sink: EventSink | None = None, out_dir: Path = Path("runs/run"), resume: bool = False
+) -> TrainResult:
+    """Train (or resume) a run in ``out_dir``; see :class:`Trainer`."""
+    result = Trainer(config, out_dir, sink).run(resume=resume)
+    write_summary(out_dir, result)
     return result

@@ -128,9 +128,7 @@ class ActionSpace:
 
     @cached_property
     def lines_at_sub(self) -> list[np.ndarray]:
-        return [
-            np.flatnonzero((self.line_or_sub == s) | (self.line_ex_sub == s)) for s in range(self.n_sub)
-        ]
+        return [np.flatnonzero((self.line_or_sub == s) | (self.line_ex_sub == s)) for s in range(self.n_sub)]
 
     @cached_property
     def _index_of_topology(self) -> dict[tuple[int, int], int]:
@@ -148,7 +146,9 @@ class ActionSpace:
         """(substation, bus of each element as 1/2) of a topology action index."""
         t = self.check_index(index) - self.first_topology
         if t < 0:
-            raise ActionIndexError(f"action {index} is not a topology action (those start at {self.first_topology})")
+            raise ActionIndexError(
+                f"action {index} is not a topology action (those start at {self.first_topology})"
+            )
         sub = int(self.topo_sub[t])
         n = int(self.sub_info[sub])
         bits = (int(self.topo_bits[t]) >> np.arange(n - 1)) & 1
@@ -279,7 +279,9 @@ def env_name_of(env) -> str:
 def build_action_space(env, *, use_cache: bool = True) -> ActionSpace:
     """The full action space of ``env``, from the disk cache when there is one."""
     name = env_name_of(env)
-    path = cache_dir() / "action_spaces" / f"{name}-{env.n_sub}-{env.dim_topo}-grid2op{grid2op.__version__}.npz"
+    path = (
+        cache_dir() / "action_spaces" / f"{name}-{env.n_sub}-{env.dim_topo}-grid2op{grid2op.__version__}.npz"
+    )
     if use_cache and path.exists():
         try:
             with np.load(path) as data:

@@ -39,7 +39,9 @@ def available_env_names() -> tuple[str, ...]:
     """Names that ``make_env`` accepts on this machine: bundled test copies and downloaded sets."""
     bundled = set(grid2op.list_available_test_env())
     local_dir = Path(grid2op.get_current_local_dir())
-    downloaded = {p.name for p in local_dir.iterdir() if (p / "chronics").is_dir()} if local_dir.is_dir() else set()
+    downloaded = (
+        {p.name for p in local_dir.iterdir() if (p / "chronics").is_dir()} if local_dir.is_dir() else set()
+    )
     return tuple(sorted((bundled | downloaded) - _EXCLUDED))
 
 

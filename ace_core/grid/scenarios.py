@@ -57,7 +57,9 @@ def chronic_lengths(env) -> list[tuple[str, int]]:
     return out
 
 
-def cut_episodes(lengths: list[tuple[str, int]], episode_length: int = DEFAULT_EPISODE_LENGTH) -> list[Scenario]:
+def cut_episodes(
+    lengths: list[tuple[str, int]], episode_length: int = DEFAULT_EPISODE_LENGTH
+) -> list[Scenario]:
     if episode_length < 2:
         raise ConfigError(f"episode_length={episode_length} is too short; accepted: 2 or more steps")
     episodes = []

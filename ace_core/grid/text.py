@@ -30,7 +30,9 @@ def state_text(obs, space: ActionSpace, most_loaded: int = 5) -> str:
     loaded = [i for i in np.argsort(-rho) if rho[i] < 1.0 and obs.line_status[i]][:most_loaded]
     if loaded:
         parts.append(
-            "Most loaded: " + ", ".join(f"line {i} ({line_ends(space, i)}) {rho[i]:.0%}" for i in loaded) + "."
+            "Most loaded: "
+            + ", ".join(f"line {i} ({line_ends(space, i)}) {rho[i]:.0%}" for i in loaded)
+            + "."
         )
     out = np.flatnonzero(~obs.line_status)
     if len(out):

@@ -158,7 +158,7 @@ class LocalBackend:
                 input_ids=input_ids,
                 attention_mask=torch.ones_like(input_ids),
                 max_new_tokens=max_new_tokens,
-                pad_token_id=self._pad_id(),
+                pad_token_id=self.pad_id(),
                 **(sampling if temperature > 0 else {"do_sample": False}),
             )
         except RuntimeError as error:  # out of memory, device errors: the caller keeps its RL action
@@ -170,7 +170,7 @@ class LocalBackend:
         labels = check_labels(labels)
         prompt = self.render(messages)
         prompt_ids = self._checked_ids(prompt, extra=0)
-        label_ids = [self._continuation(prompt, prompt_ids, label) for label in labels]
+        label_ids = [self.continuation_ids(prompt, prompt_ids, label) for label in labels]
         self._checked_length(len(prompt_ids) + max(len(ids) for ids in label_ids))
         try:
             scores = self._score(prompt_ids, label_ids)
@@ -206,12 +206,13 @@ class LocalBackend:
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         return logprobs[torch.arange(len(targets)), targets].sum()
 
-    def _continuation(self, prompt: str, prompt_ids: list[int], label: str) -> list[int]:
-        # Tokenise the label in context: BPE may merge it differently at the start of a text.
-        full = self.encode(prompt + label)
+    def continuation_ids(self, prompt: str, prompt_ids: list[int], text: str) -> list[int]:
+        """Token ids of ``text`` as it follows ``prompt`` (whose ids are ``prompt_ids``)."""
+        # Tokenise in context: some tokenizers mark the start of a text (SentencePiece's space).
+        full = self.encode(prompt + text)
         if len(full) > len(prompt_ids) and full[: len(prompt_ids)] == prompt_ids:
             return full[len(prompt_ids) :]
-        return self.encode(label)
+        return self.encode(text)
 
     def _checked_ids(self, text: str, *, extra: int) -> list[int]:
         ids = self.encode(text)
@@ -225,7 +226,8 @@ class LocalBackend:
                 f"{self.max_positions}: shorten the prompt or lower max_new_tokens"
             )
 
-    def _pad_id(self) -> int:
+    def pad_id(self) -> int:
+        """Token id used to pad batches (the pad token, else end of sequence)."""
         for candidate in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id):
             if candidate is not None:
                 return int(candidate)
@@ -250,7 +252,9 @@ def _check_device(device: str) -> str:
     if not _DEVICE_PATTERN.match(device):
         raise ConfigError(f"device={device!r} is not accepted; choose cpu, cuda or cuda:N")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device={device!r} but torch sees no CUDA GPU (this torch build: {torch.__version__})")
+        raise ConfigError(
+            f"device={device!r} but torch sees no CUDA GPU (this torch build: {torch.__version__})"
+        )
     return device
 
 

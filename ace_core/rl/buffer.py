@@ -103,8 +103,19 @@ class ReplayBuffer:
     def sample(self, batch_size: int, rng: np.random.Generator) -> Batch:
         return self.rows(rng.integers(0, len(self), size=batch_size))
 
-    _ARRAYS = ("obs", "next_obs", "mask", "next_mask", "actions", "rewards", "step_rewards", "dones",
-               "discounts", "weights", "sources")
+    _ARRAYS = (
+        "obs",
+        "next_obs",
+        "mask",
+        "next_mask",
+        "actions",
+        "rewards",
+        "step_rewards",
+        "dones",
+        "discounts",
+        "weights",
+        "sources",
+    )
 
     def state_dict(self) -> dict:
         n = len(self)

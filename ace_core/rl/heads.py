@@ -132,7 +132,9 @@ class FlatPolicy:
         return int(self.log_probs[0].argmax())
 
     def top_k(self, k: int) -> list[tuple[int, float]]:
-        values, indices = self.probs[0].masked_fill(~self.legal[0], -1.0).topk(min(k, int(self.legal[0].sum())))
+        values, indices = (
+            self.probs[0].masked_fill(~self.legal[0], -1.0).topk(min(k, int(self.legal[0].sum())))
+        )
         return [(int(i), float(v)) for v, i in zip(values, indices)]
 
 

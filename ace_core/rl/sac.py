@@ -49,7 +49,9 @@ class SAC:
         self.q_optimizer = torch.optim.Adam(
             list(self.qf1.parameters()) + list(self.qf2.parameters()), lr=config.q_lr, eps=1e-4, fused=True
         )
-        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.policy_lr, eps=1e-4, fused=True)
+        self.actor_optimizer = torch.optim.Adam(
+            self.actor.parameters(), lr=config.policy_lr, eps=1e-4, fused=True
+        )
         self.target_entropy = config.target_entropy_scale * math.log(space.n)
         self.log_alpha = torch.zeros(1, requires_grad=True)
         self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=config.q_lr, eps=1e-4, fused=True)
@@ -64,9 +66,10 @@ class SAC:
         alpha = self.log_alpha.exp().detach()
         with torch.no_grad():
             next_policy = self.actor(batch.next_obs, batch.next_mask)
-            next_value = next_policy.expected_min(
-                self.qf1_target(batch.next_obs), self.qf2_target(batch.next_obs)
-            ) + alpha * next_policy.entropy()
+            next_value = (
+                next_policy.expected_min(self.qf1_target(batch.next_obs), self.qf2_target(batch.next_obs))
+                + alpha * next_policy.entropy()
+            )
             target = batch.rewards + batch.discounts * (1.0 - batch.dones) * next_value
 
         qf1_values, qf2_values = self.qf1(batch.obs), self.qf2(batch.obs)

@@ -1,0 +1,175 @@
+"""Command line: ``python -m ace_core {train,evaluate,bench,envs,actions} ...``.
+
+Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
+naming the problem and what is accepted, and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from ace_core.config import TrainConfig, field_docs
+from ace_core.errors import AceError, CheckpointError, ConfigError
+
+
+def _add_config_flags(parser: argparse.ArgumentParser) -> None:
+    docs = field_docs()
+    defaults = TrainConfig()
+    for f in dataclasses.fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(defaults, f.name)
+        help_text = f"{docs.get(f.name, '')} (default: {default})"
+        if isinstance(default, bool):
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(default), default=None, help=help_text)
+
+
+def _config_from(args: argparse.Namespace) -> TrainConfig:
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    return TrainConfig(**{k: v for k, v in values.items() if v is not None})
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from ace_core.checkpoint import CHECKPOINT_NAME, load_checkpoint
+    from ace_core.events import JsonlSink
+    from ace_core.train import Trainer, write_summary
+
+    out = Path(args.out)
+    config = _config_from(args)
+    if args.resume:
+        saved = TrainConfig.from_dict(load_checkpoint(out / CHECKPOINT_NAME)["config"])
+        # a resume takes the run's own settings; only --steps may extend it
+        config = dataclasses.replace(saved, steps=args.steps if args.steps is not None else saved.steps)
+    trainer = Trainer(config, out)  # validates and builds everything before touching files
+    if args.resume:
+        _truncate_logs(out, after_step=load_checkpoint(out / CHECKPOINT_NAME)["loop"]["step"])
+    sink = JsonlSink(out)
+    trainer.sink = sink
+    try:
+        result = trainer.run(resume=args.resume)
+    finally:
+        sink.close()
+    print(json.dumps(write_summary(out, result)))
+    return 0
+
+
+def _truncate_logs(out: Path, after_step: int) -> None:
+    """Drop log lines written after the checkpoint: the resumed run writes them again."""
+    for name in ("metrics.jsonl", "events.jsonl"):
+        path = out / name
+        if path.exists():
+            lines = path.read_text().splitlines()
+            kept = [line for line in lines if json.loads(line).get("step", 0) <= after_step]
+            path.write_text("".join(line + "\n" for line in kept))
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from ace_core.evaluate import evaluate
+
+    seeds = tuple(range(args.seeds))
+    report = evaluate(
+        args.env, args.agent, args.split, args.episodes, args.out, seeds=seeds, score=args.score
+    )
+    if not args.verbose:
+        report = {k: v for k, v in report.items() if k != "episodes"}
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ace_core.bench import run_benchmarks
+
+    print(json.dumps(run_benchmarks(args.env, quick=args.quick), indent=2))
+    return 0
+
+
+def cmd_envs(args: argparse.Namespace) -> int:
+    from ace_core.grid.envs import available_env_names, env_is_downloaded
+
+    for name in available_env_names():
+        print(f"{name}\t{'downloaded' if env_is_downloaded(name) else 'bundled test copy'}")
+    return 0
+
+
+def cmd_actions(args: argparse.Namespace) -> int:
+    from ace_core.grid.action_space import build_action_space
+    from ace_core.grid.envs import make_env
+
+    space = build_action_space(make_env(args.env))
+    indices = args.index or [0, 1, space.first_topology, space.n - 1]
+    print(json.dumps({"env": args.env, "actions": space.n, "topology": space.n_topology}))
+    for index in indices:
+        print(f"{index}\t{space.describe(index)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m ace_core", description="GridACE core: train, evaluate, benchmark"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser(
+        "train", help="train a SAC (or ACE) policy", formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    train.add_argument(
+        "--out", required=True, help="run directory (checkpoint.pt, metrics.jsonl, events.jsonl)"
+    )
+    train.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    _add_config_flags(train)
+    train.set_defaults(func=cmd_train)
+
+    evaluate = sub.add_parser("evaluate", help="evaluate an agent with grid2op's Runner")
+    evaluate.add_argument("--env", required=True)
+    evaluate.add_argument(
+        "--agent", required=True, help="do-nothing | reconnect | greedy[:BUDGET] | sac:RUN_DIR"
+    )
+    evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    evaluate.add_argument(
+        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
+    )
+    evaluate.add_argument("--seeds", type=int, default=1, help="run each scenario with seeds 0..N-1")
+    evaluate.add_argument("--out", default=None, help="directory for EpisodeData and report.json")
+    evaluate.add_argument("--score", action="store_true", help="add grid2op's L2RPN 2020 score")
+    evaluate.add_argument("--verbose", action="store_true", help="print every episode")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    bench = sub.add_parser("bench", help="print performance figures as JSON")
+    bench.add_argument("--env", action="append", help="env to benchmark (repeatable)")
+    bench.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+    bench.set_defaults(func=cmd_bench)
+
+    envs = sub.add_parser("envs", help="list the environments available here")
+    envs.set_defaults(func=cmd_envs)
+
+    actions = sub.add_parser("actions", help="describe actions of an env's action space")
+    actions.add_argument("--env", required=True)
+    actions.add_argument("index", type=int, nargs="*")
+    actions.set_defaults(func=cmd_actions)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "train" and args.steps is not None and args.steps <= 0:
+        print(f"error: --steps {args.steps} must be a positive number of environment steps", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (AceError, ConfigError, CheckpointError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Evaluation through grid2op's Runner: EpisodeData on disk and a JSON report.
+
+Each scenario of the chosen split runs once per seed with ``Runner.run`` (its own folder, since
+the Runner names episode folders by chronic and our scenarios cut one chronic into many); the
+EpisodeData it writes opens with ``grid2op.Episode.EpisodeData.from_disk``. The report gives per
+episode steps survived and reward, the mean survival fraction, decision time p50/p95 and simulate
+calls, and (``score=True``) grid2op's own L2RPN 2020 score (see :mod:`ace_core.score`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+from grid2op.Runner import Runner
+
+from ace_core.agents import load_agent
+from ace_core.errors import ConfigError
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.grid.scenarios import scenarios
+
+REPORT_NAME = "report.json"
+
+
+def evaluate(
+    env_name: str,
+    agent_spec: str,
+    split: str = "test",
+    nb_episode: int | None = None,
+    out_dir: Path | None = None,
+    seeds: tuple[int, ...] = (0,),
+    score: bool = False,
+) -> dict:
+    """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed."""
+    if nb_episode is not None and nb_episode < 1:
+        raise ConfigError(f"nb_episode={nb_episode} must be at least 1 (or omitted for the whole split)")
+    if not seeds:
+        raise ConfigError("seeds is empty; give at least one seed, e.g. 0")
+    env = make_env(env_name, cache_chronics=False)
+    space = build_action_space(env)
+    agent = load_agent(agent_spec, env, space)  # fails before anything is written
+    chosen = scenarios(env, split)[:nb_episode]
+    if not chosen:
+        raise ConfigError(f"env {env_name!r} has no {split} scenarios")
+    out_dir = Path(out_dir) if out_dir else None
+    if out_dir is not None and (out_dir / REPORT_NAME).exists():
+        raise ConfigError(f"{out_dir} already holds an evaluation report; choose another --out")
+    work_dir = out_dir.with_name(out_dir.name + ".partial") if out_dir else None
+    if work_dir is not None:
+        shutil.rmtree(work_dir, ignore_errors=True)
+        work_dir.mkdir(parents=True)
+    runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=agent)
+    episodes = []
+    started = time.perf_counter()
+    try:
+        for seed in seeds:
+            for scenario in chosen:
+                options = scenario.reset_options()
+                path = str(work_dir / "episodes" / f"seed{seed}" / scenario.name) if work_dir else None
+                (_, _, reward, survived, total), *_ = runner.run(
+                    nb_episode=1,
+                    reset_options=[options],
+                    env_seeds=[seed],
+                    agent_seeds=[seed],
+                    path_save=path,
+                )
+                episodes.append(
+                    {
+                        "scenario": scenario.name,
+                        "seed": seed,
+                        "steps_survived": int(survived),
+                        "max_steps": int(total),
+                        "reward": float(reward),
+                    }
+                )
+        times_ms = np.asarray(agent.decision_seconds) * 1000.0
+        survival = [e["steps_survived"] / e["max_steps"] for e in episodes]
+        report = {
+            "env": env_name,
+            "agent": agent_spec,
+            "split": split,
+            "seeds": list(seeds),
+            "episodes": episodes,
+            "survival_mean": float(np.mean(survival)),
+            "survival_std": float(np.std(survival)),
+            "episodes_fully_survived": int(sum(s == 1.0 for s in survival)),
+            "reward_mean": float(np.mean([e["reward"] for e in episodes])),
+            "decision_ms_p50": float(np.percentile(times_ms, 50)) if len(times_ms) else 0.0,
+            "decision_ms_p95": float(np.percentile(times_ms, 95)) if len(times_ms) else 0.0,
+            "simulate_calls": int(agent.simulate_calls),
+            "seconds": time.perf_counter() - started,
+        }
+        if score:
+            from ace_core.score import l2rpn_2020_score
+
+            report["l2rpn_2020_score"] = l2rpn_2020_score(env_name, agent_spec, seeds=seeds)
+        if work_dir is not None:
+            (work_dir / REPORT_NAME).write_text(json.dumps(report, indent=2))
+            work_dir.rename(out_dir)
+        return report
+    except BaseException:
+        if work_dir is not None:
+            shutil.rmtree(work_dir, ignore_errors=True)
+        raise
