@@ -40,13 +40,24 @@ def reconnect_or_nothing(obs, space: ActionSpace) -> int:
 
 
 class TimedAgent(BaseAgent):
-    """Keeps per-step decision times and simulate counts for evaluation reports."""
+    """Keeps per-step decision times and simulate counts for evaluation reports.
+
+    The Runner shallow-copies the agent for every episode, so the counters live in one shared
+    dict rather than in attributes the copies would rebind.
+    """
 
     def __init__(self, env, space: ActionSpace) -> None:
         super().__init__(env.action_space)
         self.space = space
-        self.decision_seconds: list[float] = []
-        self.simulate_calls = 0
+        self.stats: dict = {"decision_seconds": [], "simulate_calls": 0}
+
+    @property
+    def decision_seconds(self) -> list[float]:
+        return self.stats["decision_seconds"]
+
+    @property
+    def simulate_calls(self) -> int:
+        return self.stats["simulate_calls"]
 
     def act(self, observation, reward, done=False):
         start = time.perf_counter()
@@ -77,7 +88,7 @@ def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
     for line in np.argsort(-obs.rho)[:3]:
         subs += [int(space.line_or_sub[line]), int(space.line_ex_sub[line])]
     subs = [s for s in dict.fromkeys(subs) if s in space.topo_sub_set]
-    per_sub = max(1, (budget - len(out)) // max(len(subs), 1))
+    per_sub = max(1, -(-(budget - len(out)) // max(len(subs), 1)))  # ceil: fill the budget
     for sub in subs:
         rows = space.first_topology + np.flatnonzero(space.topo_sub == sub)
         rows = rows[mask[rows]]
@@ -122,7 +133,7 @@ class Greedy(TimedAgent):
         if obs.rho.max() < self.rho_threshold:
             return reconnect_or_nothing(obs, self.space)
         best, _, calls = greedy_search(obs, self.space, self.action_space, self.budget)
-        self.simulate_calls += calls
+        self.stats["simulate_calls"] += calls
         return best
 
 

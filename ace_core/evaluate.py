@@ -60,7 +60,11 @@ def evaluate(
         for seed in seeds:
             for scenario in chosen:
                 options = scenario.reset_options()
-                path = str(work_dir / "episodes" / f"seed{seed}" / scenario.name) if work_dir else None
+                path = None
+                if work_dir is not None:
+                    folder = work_dir / "episodes" / f"seed{seed}" / scenario.name
+                    folder.mkdir(parents=True)
+                    path = str(folder)
                 (_, _, reward, survived, total), *_ = runner.run(
                     nb_episode=1,
                     reset_options=[options],

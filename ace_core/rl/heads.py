@@ -125,12 +125,13 @@ class FlatPolicy:
 
     # acting, one observation at a time
     def sample(self, rng: np.random.Generator) -> int:
-        probs = self.probs[0].double().numpy()
+        probs = self.probs[0].detach().double().numpy()
         return int(rng.choice(len(probs), p=probs / probs.sum()))
 
     def greedy(self) -> int:
         return int(self.log_probs[0].argmax())
 
+    @torch.no_grad()
     def top_k(self, k: int) -> list[tuple[int, float]]:
         values, indices = (
             self.probs[0].masked_fill(~self.legal[0], -1.0).topk(min(k, int(self.legal[0].sum())))
@@ -211,9 +212,9 @@ class FactorisedPolicy:
 
     # acting, one observation at a time
     def sample(self, rng: np.random.Generator, tries: int = 20) -> int:
-        probs = self.top_probs[0].double().numpy()
+        probs = self.top_probs[0].detach().double().numpy()
         top = int(rng.choice(len(probs), p=probs / probs.sum()))
-        p2 = self.p2[0].numpy()
+        p2 = self.p2[0].detach().numpy()
         for _ in range(tries):
             index = self.layout.index_of(top, (rng.random(len(p2)) < p2).astype(np.int64))
             if index is not None:
@@ -222,9 +223,10 @@ class FactorisedPolicy:
 
     def greedy(self) -> int:
         top = int(self.top_log_probs[0].argmax())
-        index = self.layout.index_of(top, (self.p2[0].numpy() > 0.5).astype(np.int64))
+        index = self.layout.index_of(top, (self.p2[0].detach().numpy() > 0.5).astype(np.int64))
         return index if index is not None else self._best_in(top)
 
+    @torch.no_grad()
     def _best_in(self, top: int) -> int:
         """Most likely valid configuration of a substation (scores all of its actions)."""
         space = self.layout.space
@@ -237,13 +239,14 @@ class FactorisedPolicy:
         bits = torch.where(bus == 2, self.log_p2[0], self.log_p1[0]) * (bus > 0)
         return self.top_log_probs[0, self.layout.top_of_action[actions]] + bits.sum(1)
 
+    @torch.no_grad()
     def top_k(self, k: int, flips: int = 4) -> list[tuple[int, float]]:
         """The k most likely legal actions (searching each substation's most likely configuration
         and those one or two bit flips away, among its ``flips`` least certain bits)."""
         space = self.layout.space
-        p2 = self.p2[0].numpy()
+        p2 = self.p2[0].detach().numpy()
         best_bits = (p2 > 0.5).astype(np.int64)
-        margin = np.abs(self.bit_logits[0].numpy())
+        margin = np.abs(self.bit_logits[0].detach().numpy())
         candidates: set[int] = set()
         for top in np.flatnonzero(self.top_mask[0].numpy()):
             sub = int(space.top_sub[top])

@@ -1,0 +1,46 @@
+import numpy as np
+
+from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.text import action_text, state_text
+
+
+def test_feature_vector_has_the_documented_size_and_range(sandbox, sandbox_features, fresh_obs):
+    f = sandbox_features(fresh_obs)
+    assert f.shape == (sandbox_features.size,) == (4 * 20 + 57 + 6 + 11 + 14 + 3,)
+    assert f.dtype == np.float32
+    assert np.all(f >= -1.0) and np.all(f <= 2.0)
+
+
+def test_features_follow_the_grid(sandbox, sandbox_space, sandbox_features, fresh_obs):
+    before = sandbox_features(fresh_obs)
+    obs, *_ = sandbox.step(sandbox.action_space({"set_line_status": [(7, -1)]}))
+    after = sandbox_features(obs)
+    assert before[20 + 7] == 1.0 and after[20 + 7] == 0.0  # line status block
+    sandbox.reset(seed=0, options={"time serie id": 0})
+
+
+def test_36_bus_features(wcci):
+    builder = FeatureBuilder(wcci)
+    assert builder(wcci.reset(seed=0)).shape == (511,)
+
+
+def test_state_text_mentions_loads_and_disconnections(sandbox, sandbox_space, fresh_obs):
+    obs, *_ = sandbox.step(sandbox.action_space({"set_line_status": [(7, -1)]}))
+    text = state_text(obs, sandbox_space)
+    assert "Max line load" in text and "Most loaded" in text
+    assert "Disconnected: line 7" in text
+    assert len(text) < 800  # compact enough for a small model's prompt
+    assert action_text(sandbox_space, 0) == "do nothing"
+    sandbox.reset(seed=0, options={"time serie id": 0})
+
+
+def test_state_text_lists_overloads(sandbox, sandbox_space, fresh_obs):
+    limits = sandbox.get_thermal_limit()
+    try:
+        sandbox.set_thermal_limit(limits * 0.5)
+        obs = sandbox.reset(seed=0, options={"time serie id": 0})
+        text = state_text(obs, sandbox_space)
+        assert "Overloaded: line" in text
+    finally:
+        sandbox.set_thermal_limit(limits)
+        sandbox.reset(seed=0, options={"time serie id": 0})

@@ -1,0 +1,99 @@
+"""The factorised head's closed forms against brute force over every action of a small grid."""
+
+import itertools
+
+import numpy as np
+import torch
+
+from ace_core.rl.heads import ActionLayout, FactorisedActor, FactorisedQ, FlatActor, FlatQ
+
+
+def _all_patterns(space):
+    """Every (top category, bits) of the product space, valid topology or not."""
+    for top in range(space.n_top):
+        sub = int(space.top_sub[top])
+        if sub < 0:
+            yield top, None
+            continue
+        for bits in itertools.product((0, 1), repeat=int(space.sub_info[sub]) - 1):
+            yield top, (sub, np.array(bits))
+
+
+def test_factorised_expectation_and_entropy_are_exact(sandbox_space):
+    torch.manual_seed(0)
+    space = sandbox_space
+    layout = ActionLayout(space)
+    actor, q = FactorisedActor(8, layout, 32), FactorisedQ(8, layout, 32)
+    obs = torch.randn(1, 8)
+    mask = torch.ones(1, space.n_top, dtype=torch.bool)
+    mask[0, 3] = False
+    policy = actor(obs, mask)
+    q_top, q_elem = q(obs)
+    p2 = policy.p2[0]
+    expected, entropy, total = 0.0, 0.0, 0.0
+    for top, pattern in _all_patterns(space):
+        p = float(policy.top_probs[0, top])
+        value = float(q_top[0, top])
+        if pattern is not None:
+            sub, bits = pattern
+            start = space.free_offset[sub]
+            for j, bit in enumerate(bits):
+                p *= float(p2[start + j] if bit else 1 - p2[start + j])
+                value += float(q_elem[0, start + j, bit])
+        if p > 0:
+            expected += p * value
+            entropy -= p * np.log(p)
+            total += p
+    assert abs(total - 1.0) < 1e-5
+    assert abs(float(policy.expected((q_top, q_elem))[0]) - expected) < 1e-4
+    assert abs(float(policy.entropy()[0]) - entropy) < 1e-4
+
+
+def test_factorised_log_prob_and_q_at_match_the_parts(sandbox_space):
+    torch.manual_seed(1)
+    layout = ActionLayout(sandbox_space)
+    actor, q = FactorisedActor(8, layout, 32), FactorisedQ(8, layout, 32)
+    obs = torch.randn(1, 8)
+    policy = actor(obs, torch.ones(1, sandbox_space.n_top, dtype=torch.bool))
+    actions = torch.arange(sandbox_space.n)
+    probs = policy._log_prob_one(actions).exp()
+    assert float(probs.sum()) <= 1.0 + 1e-5  # invalid bit patterns carry the rest
+    assert float(probs.sum()) > 0.5
+    q_out = q(obs.repeat(sandbox_space.n, 1))
+    values = q.at(q_out, actions)
+    index = sandbox_space.first_topology + 10
+    sub, buses = sandbox_space.bits_of(index)
+    start = sandbox_space.free_offset[sub]
+    manual = q_out[0][0, sandbox_space.top_of_action[index]] + sum(
+        q_out[1][0, start + j, int(b) - 1] for j, b in enumerate(buses[1:])
+    )
+    assert torch.isclose(values[index], manual, atol=1e-5)
+
+
+def test_illegal_actions_get_no_probability(sandbox_space):
+    layout = ActionLayout(sandbox_space)
+    mask = torch.ones(1, sandbox_space.n_top, dtype=torch.bool)
+    mask[0, 0] = False  # do nothing
+    mask[0, -1] = False  # the last substation
+    for actor in (FlatActor(8, layout, 16), FactorisedActor(8, layout, 16)):
+        policy = actor(torch.randn(1, 8), mask)
+        best = [index for index, _ in policy.top_k(50)]
+        assert 0 not in best
+        assert all(sandbox_space.top_of_action[i] != sandbox_space.n_top - 1 for i in best)
+        rng = np.random.default_rng(0)
+        samples = {policy.sample(rng) for _ in range(200)}
+        assert all(mask[0, sandbox_space.top_of_action[i]] for i in samples)
+
+
+def test_every_action_is_reachable_by_the_factorised_policy(sandbox_space):
+    layout = ActionLayout(sandbox_space)
+    actor = FactorisedActor(8, layout, 16)
+    policy = actor(torch.randn(1, 8), torch.ones(1, sandbox_space.n_top, dtype=torch.bool))
+    assert bool((policy._log_prob_one(torch.arange(sandbox_space.n)) > -np.inf).all())
+
+
+def test_flat_q_at(sandbox_space):
+    q = FlatQ(8, ActionLayout(sandbox_space), 16)
+    out = q(torch.randn(4, 8))
+    actions = torch.tensor([0, 5, 100, 198])
+    assert torch.equal(q.at(out, actions), out[torch.arange(4), actions])

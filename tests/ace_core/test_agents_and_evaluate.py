@@ -1,0 +1,84 @@
+import json
+
+import pytest
+from grid2op.Episode import EpisodeData
+
+from ace_core.agents import Greedy, load_agent
+from ace_core.config import TrainConfig
+from ace_core.errors import AgentSpecError, CheckpointError, ConfigError
+from ace_core.evaluate import evaluate
+from ace_core.events import MemorySink
+from ace_core.train import train
+
+
+@pytest.fixture(scope="module")
+def sandbox_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    train(
+        TrainConfig(
+            env="l2rpn_case14_sandbox",
+            steps=200,
+            learning_starts=32,
+            batch_size=32,
+            hidden=32,
+            log_every=100,
+            checkpoint_every=200,
+            rho_threshold=0.5,
+        ),
+        MemorySink(),
+        out,
+    )
+    return out
+
+
+@pytest.mark.parametrize("spec", ["do-nothing", "reconnect", "greedy:16", "sac"])
+def test_each_agent_runs_a_test_episode_through_the_runner(tmp_path, sandbox_run, spec):
+    if spec == "sac":
+        spec = f"sac:{sandbox_run}"
+    out = tmp_path / "eval"
+    report = evaluate("l2rpn_case14_sandbox", spec, "test", nb_episode=1, out_dir=out)
+    (episode,) = report["episodes"]
+    assert 0 < episode["steps_survived"] <= episode["max_steps"] == 288
+    assert 0.0 <= report["survival_mean"] <= 1.0
+    assert report["decision_ms_p95"] >= report["decision_ms_p50"] > 0
+    assert json.loads((out / "report.json").read_text())["agent"] == spec
+    # the Runner's EpisodeData opens with grid2op's own reader
+    folder = next((out / "episodes" / "seed0").iterdir())
+    data = EpisodeData.from_disk(str(folder), next(p.name for p in folder.iterdir() if p.is_dir()))
+    assert len(data.actions) == episode["steps_survived"]
+
+
+def test_greedy_simulates_only_when_the_grid_needs_it(sandbox, sandbox_space):
+    greedy = Greedy(sandbox, sandbox_space, budget=8, rho_threshold=0.0)
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    index = greedy.choose(obs)
+    assert greedy.simulate_calls == 9  # do nothing + 8 candidates
+    assert 0 <= index < sandbox_space.n
+    calm = Greedy(sandbox, sandbox_space, budget=8, rho_threshold=2.0)
+    assert calm.choose(obs) == 0 and calm.simulate_calls == 0
+
+
+def test_bad_agent_specs_and_checkpoints(tmp_path, sandbox, sandbox_run):
+    with pytest.raises(AgentSpecError, match="accepted: do-nothing, reconnect, greedy"):
+        load_agent("clever", sandbox)
+    with pytest.raises(AgentSpecError, match="positive integer"):
+        load_agent("greedy:-3", sandbox)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_agent(f"sac:{tmp_path}", sandbox)
+    corrupt = tmp_path / "checkpoint.pt"
+    corrupt.write_bytes(b"\x00garbage")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_agent(f"sac:{tmp_path}", sandbox)
+
+
+def test_a_checkpoint_from_another_env_is_refused(sandbox_run):
+    with pytest.raises(CheckpointError, match="trained on action space"):
+        evaluate("rte_case14_realistic", f"sac:{sandbox_run}", "test", nb_episode=1)
+
+
+def test_evaluation_leaves_no_partial_output(tmp_path):
+    with pytest.raises(ConfigError):
+        evaluate("l2rpn_case14_sandbox", "do-nothing", "test", nb_episode=0, out_dir=tmp_path / "x")
+    with pytest.raises(AgentSpecError):
+        evaluate("l2rpn_case14_sandbox", "nobody", "test", out_dir=tmp_path / "y")
+    assert list(tmp_path.iterdir()) == []

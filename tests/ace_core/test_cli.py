@@ -1,0 +1,81 @@
+"""The CLI as a user runs it: a real subprocess, exit codes and messages."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args, check_rc=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ace_core", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    if check_rc is not None:
+        assert proc.returncode == check_rc, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "--env", "atlantis", "--steps", "10"], "unknown env 'atlantis'; available: "),
+        (["train", "--env", "l2rpn_case14_sandbox", "--steps", "-3"], "--steps -3 must be a positive number"),
+        (
+            ["train", "--env", "l2rpn_case14_sandbox", "--steps", "10", "--gamma", "7"],
+            "gamma=7.0 is out of range",
+        ),
+        (["train", "--env", "l2rpn_case14_sandbox", "--resume"], "no checkpoint at"),
+        (["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "wizard"], "unknown agent spec 'wizard'"),
+        (["actions", "--env", "l2rpn_case14_sandbox", "500"], "accepted: integers 0 to 198"),
+    ],
+)
+def test_errors_exit_2_with_a_clear_message_and_write_nothing(tmp_path, args, message):
+    out = tmp_path / "run"
+    if args[0] == "train":
+        args = [*args, "--out", str(out)]
+    proc = run_cli(*args, check_rc=2)
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_train_then_resume_from_the_command_line(tmp_path):
+    out = tmp_path / "run"
+    common = [
+        "--env",
+        "l2rpn_case14_sandbox",
+        "--out",
+        str(out),
+        "--learning-starts",
+        "32",
+        "--batch-size",
+        "32",
+        "--hidden",
+        "32",
+        "--log-every",
+        "50",
+        "--checkpoint-every",
+        "100",
+        "--rho-threshold",
+        "0.5",
+    ]
+    proc = run_cli("train", "--steps", "150", *common, check_rc=0)
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["steps"] == 150
+    assert {"checkpoint.pt", "metrics.jsonl", "events.jsonl", "summary.json"} <= {
+        p.name for p in out.iterdir()
+    }
+    proc = run_cli("train", "--resume", "--steps", "200", "--out", str(out), check_rc=0)
+    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [50, 100, 150, 200]  # nothing logged twice across the resume
+
+
+def test_actions_and_envs_listing():
+    proc = run_cli("actions", "--env", "l2rpn_case14_sandbox", "0", "198", check_rc=0)
+    assert '"actions": 199' in proc.stdout and "substation 13" in proc.stdout
+    assert "l2rpn_wcci_2020" in run_cli("envs", check_rc=0).stdout

@@ -1,0 +1,87 @@
+import json
+
+import pytest
+import torch
+
+from ace_core.checkpoint import load_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.errors import CheckpointError
+from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
+from ace_core.train import train
+
+# rho_threshold 0.5 makes the agent decide often on the easy sandbox grid, so a few hundred
+# steps exercise learning, game overs, episode ends and checkpoints
+TINY = dict(
+    env="l2rpn_case14_sandbox",
+    steps=400,
+    learning_starts=32,
+    batch_size=32,
+    hidden=64,
+    log_every=100,
+    checkpoint_every=200,
+    rho_threshold=0.5,
+)
+
+
+def _params(path):
+    return load_checkpoint(path)["sac"]["actor"]
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("straight")
+    sink = MemorySink()
+    result = train(TrainConfig(**TINY), sink, out)
+    return out, sink, result
+
+
+def test_a_run_reports_learns_and_checkpoints(straight_run):
+    out, sink, result = straight_run
+    assert result.steps == 400 and result.updates > 0 and not result.stopped
+    metrics = sink.of_type(MetricsEvent)
+    assert [m.step for m in metrics] == [100, 200, 300, 400]
+    assert "losses/qf1_loss" in metrics[-1].values and "charts/SPS" in metrics[-1].values
+    episodes = sink.of_type(EpisodeEvent)
+    assert episodes and all(0 < e.steps_survived <= e.max_steps for e in episodes)
+    assert [c.step for c in sink.of_type(CheckpointEvent)] == [200, 400, 400]
+    assert json.loads((out / "summary.json").read_text())["steps"] == 400
+
+
+def test_same_seed_same_result(straight_run, tmp_path):
+    out, _, _ = straight_run
+    train(TrainConfig(**TINY), MemorySink(), tmp_path)
+    a, b = _params(out), _params(tmp_path)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_resume_continues_exactly(straight_run, tmp_path):
+    out, straight_sink, _ = straight_run
+    first = train(TrainConfig(**{**TINY, "steps": 250}), MemorySink(), tmp_path)
+    assert first.steps == 250
+    sink = MemorySink()
+    resumed = train(TrainConfig(**TINY), sink, tmp_path, resume=True)
+    assert resumed.steps == 400
+    a, b = _params(out), _params(tmp_path)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    straight = load_checkpoint(out)
+    again = load_checkpoint(tmp_path)
+    assert (straight["buffer"]["actions"] == again["buffer"]["actions"]).all()
+    assert straight["loop"]["episode"] == again["loop"]["episode"]
+    assert sink.of_type(EpisodeEvent) == [e for e in straight_sink.of_type(EpisodeEvent) if e.step > 250]
+
+
+def test_should_stop_checkpoints_and_returns(tmp_path):
+    sink = MemorySink(stop_after_step=100)
+    result = train(TrainConfig(**TINY), sink, tmp_path)
+    assert result.stopped and result.steps == 100
+    assert load_checkpoint(tmp_path)["loop"]["step"] == 100
+
+
+def test_resume_refuses_changed_settings_and_missing_runs(straight_run, tmp_path):
+    out, _, _ = straight_run
+    with pytest.raises(CheckpointError, match="these differ: hidden"):
+        train(TrainConfig(**{**TINY, "hidden": 32, "steps": 500}), MemorySink(), out, resume=True)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        train(TrainConfig(**TINY), MemorySink(), tmp_path / "nothing", resume=True)
+    with pytest.raises(CheckpointError, match="already holds a run"):
+        train(TrainConfig(**TINY), MemorySink(), out)

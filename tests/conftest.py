@@ -1,0 +1,26 @@
+"""Shared fixtures. Every test gets a private GridACE cache so nothing leaks between runs."""
+
+import os
+import warnings
+
+import pytest
+
+warnings.filterwarnings("ignore", message=".*numba.*")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _gridace_cache(tmp_path_factory):
+    # action spaces are expensive to build: keep one cache for the whole session
+    if "GRIDACE_TEST_CACHE_DIR" in os.environ:
+        os.environ["GRIDACE_CACHE_DIR"] = os.environ["GRIDACE_TEST_CACHE_DIR"]
+    else:
+        os.environ.setdefault("GRIDACE_CACHE_DIR", str(tmp_path_factory.mktemp("gridace-cache")))
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread():
+    # one thread is the fastest on this shared 2-core machine, and keeps timings stable
+    import torch
+
+    torch.set_num_threads(1)
