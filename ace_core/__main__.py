@@ -90,6 +90,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Train a small SAC policy, then compare it with the baselines on test episodes."""
+    import time
+
+    from ace_core.evaluate import evaluate
+    from ace_core.events import JsonlSink
+    from ace_core.train import Trainer, write_summary
+
+    out = Path(args.out) / time.strftime("demo-%Y%m%d-%H%M%S")
+    print(f"Training SAC on {args.env} for {args.steps} steps -> {out}")
+    trainer = Trainer(TrainConfig(env=args.env, steps=args.steps, seed=0), out)
+    trainer.sink = JsonlSink(out)
+    write_summary(out, trainer.run())
+    print(f"Evaluating on the first {args.episodes} test episodes of {args.env} (seeds 0-{args.seeds - 1})")
+    rows = []
+    for spec in ("do-nothing", "reconnect", "greedy", f"sac:{out}"):
+        report = evaluate(args.env, spec, "test", args.episodes, seeds=tuple(range(args.seeds)))
+        rows.append(
+            (spec.split(":")[0], report["survival_mean"], report["reward_mean"], report["decision_ms_p95"])
+        )
+        print(
+            f"  {rows[-1][0]:<11} survival {rows[-1][1]:6.1%}  reward {rows[-1][2]:8.1f}  p95 decision {rows[-1][3]:7.2f} ms"
+        )
+    return 0
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     from ace_core.grid.envs import available_env_names, env_is_downloaded
 
@@ -145,6 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--env", action="append", help="env to benchmark (repeatable)")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     bench.set_defaults(func=cmd_bench)
+
+    demo = sub.add_parser("demo", help="train a small policy and compare it with the baselines")
+    demo.add_argument("--env", default="rte_case14_realistic")
+    demo.add_argument("--steps", type=int, default=20_000)
+    demo.add_argument("--episodes", type=int, default=4)
+    demo.add_argument("--seeds", type=int, default=1)
+    demo.add_argument("--out", default="runs")
+    demo.set_defaults(func=cmd_demo)
 
     envs = sub.add_parser("envs", help="list the environments available here")
     envs.set_defaults(func=cmd_envs)

@@ -167,6 +167,12 @@ class LocalBackend:
 
     @torch.inference_mode()
     def choose(self, messages: list[dict], labels: list[str]) -> tuple[int, list[float]]:
+        """The label with the highest log-probability as the start of the reply, and all scores.
+
+        A label's score is the sum of its tokens' log-probabilities. Use labels that are not
+        token-prefixes of one another (letters A, B, ... are): "1" would also collect the
+        probability of replies starting "12".
+        """
         labels = check_labels(labels)
         prompt = self.render(messages)
         prompt_ids = self._checked_ids(prompt, extra=0)

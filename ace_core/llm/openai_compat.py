@@ -191,8 +191,10 @@ class OpenAICompatBackend:
                 delay = _retry_after(error)
             except urllib.error.URLError as error:
                 failure = f"cannot connect: {error.reason}"
-            except (TimeoutError, ConnectionError, http.client.HTTPException) as error:
-                failure = f"no complete answer within {self.timeout:g} s ({type(error).__name__}: {error})"
+            except TimeoutError:
+                failure = f"no answer within the {self.timeout:g} s timeout"
+            except (ConnectionError, http.client.HTTPException) as error:
+                failure = f"connection broken ({type(error).__name__}: {error})"
             else:
                 try:
                     data = json.loads(raw)

@@ -41,6 +41,7 @@ def test_recommendations_are_simulated_and_ranked(sandbox, sandbox_space, sandbo
 
 
 def test_greedy_fallback_when_the_grid_is_overloaded(sandbox, sandbox_space, sandbox_features):
+    sandbox.reset(seed=0, options={"time serie id": 0})
     limits = sandbox.get_thermal_limit()
     try:
         sandbox.set_thermal_limit(limits * 0.6)
