@@ -116,6 +116,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_subset(args: argparse.Namespace) -> int:
+    from ace_core.grid.teacher import frequent_topologies, save_subset
+
+    pairs = frequent_topologies(args.env, args.teacher, args.episodes, args.top, args.seed)
+    save_subset(pairs, Path(args.save))
+    print(json.dumps({"env": args.env, "teacher": args.teacher, "actions": len(pairs), "file": args.save}))
+    return 0
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     from ace_core.grid.envs import available_env_names, env_is_downloaded
 
@@ -179,6 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seeds", type=int, default=1)
     demo.add_argument("--out", default="runs")
     demo.set_defaults(func=cmd_demo)
+
+    subset = sub.add_parser(
+        "subset", help="save a teacher's most frequent topology actions (for --action-subset)"
+    )
+    subset.add_argument("--env", required=True)
+    subset.add_argument("--teacher", default="greedy")
+    subset.add_argument("--episodes", type=int, default=5, help="train scenarios to play")
+    subset.add_argument("--top", type=int, default=200)
+    subset.add_argument("--seed", type=int, default=0)
+    subset.add_argument("--save", required=True, help="file to write, one action index per line")
+    subset.set_defaults(func=cmd_subset)
 
     envs = sub.add_parser("envs", help="list the environments available here")
     envs.set_defaults(func=cmd_envs)

@@ -156,6 +156,8 @@ def load_sac(
     """The trained policy of a run, refusing a checkpoint made on another action space."""
     state = load_checkpoint(path)
     space = space or build_action_space(env)
+    if state.get("subset") is not None and space.subset is None:
+        space = space.restrict(space.first_topology + np.asarray(state["subset"]))
     check_same_space(state, space.fingerprint(), str(path))
     config = TrainConfig.from_dict(state["config"])
     features = FeatureBuilder(env)

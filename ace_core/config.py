@@ -11,6 +11,7 @@ import ast
 import dataclasses
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ace_core.errors import ConfigError
@@ -31,6 +32,8 @@ class TrainConfig:
     """seed for torch, numpy, the environment and the scenario order"""
     rho_threshold: float = 0.9
     """the agent acts only when max rho reaches this; below it, reconnect lines or do nothing"""
+    action_subset: str = ""
+    """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     head: str = "auto"
     """policy/Q head: flat (one output per action), factorised (substation then bus bits) or auto"""
     hidden: int = 256
@@ -98,6 +101,10 @@ class TrainConfig:
         _in_range("seed", self.seed, 0, 2**31 - 1)
         _in_range("rho_threshold", self.rho_threshold, 0.0, 2.0)
         _one_of("head", self.head, HEADS)
+        if self.action_subset and not Path(self.action_subset).is_file():
+            raise ConfigError(
+                f"action_subset {self.action_subset!r} is not a file; give a file of action indices or leave it empty"
+            )
         _in_range("hidden", self.hidden, 8, 4096)
         _in_range("gamma", self.gamma, 0.0, 1.0)
         _in_range("tau", self.tau, 0.0, 1.0)

@@ -79,6 +79,8 @@ class Trainer:
         self.rng = np.random.default_rng(config.seed)
         self.env = make_env(config.env)
         self.space = build_action_space(self.env)
+        if config.action_subset:
+            self.space = self.space.restrict_to_file(config.action_subset)
         self.features = FeatureBuilder(self.env)
         self.scenarios = scenarios(self.env, "train")
         if not self.scenarios:
@@ -245,6 +247,7 @@ class Trainer:
         state = {
             "config": self.config.to_dict(),
             "fingerprint": self.space.fingerprint(),
+            "subset": self.space.subset,
             "sac": self.sac.state_dict(),
             "buffer": self.buffer.state_dict(),
             "loop": {

@@ -263,6 +263,17 @@ class ActionSpace:
             subset=base[positions],
         )
 
+    def restrict_to_file(self, path) -> ActionSpace:
+        """Restrict to the topology action indices listed in a text file (one per line)."""
+        text = Path(path).read_text()
+        try:
+            indices = [int(token) for token in text.split()]
+        except ValueError as exc:
+            raise ActionIndexError(f"{path} must hold one integer action index per line ({exc})") from exc
+        if not indices:
+            raise ActionIndexError(f"{path} lists no action index")
+        return self.restrict(indices)
+
     def fingerprint(self) -> str:
         """Identifies the space; checkpoints store it to refuse another env's policy."""
         digest = hashlib.sha256()
