@@ -112,7 +112,10 @@ def test_activation_checkpointing_trains_the_same(tiny_model_dir, tmp_path):
     plain = finetune(tiny_model_dir, samples, tmp_path, FinetuneConfig(max_steps=3, lr=1e-2, dropout=0.0))
     backend = LocalBackend(tiny_model_dir)
     checkpointed = finetune(
-        backend, samples, tmp_path, FinetuneConfig(max_steps=3, lr=1e-2, dropout=0.0, activation_checkpointing=True)
+        backend,
+        samples,
+        tmp_path,
+        FinetuneConfig(max_steps=3, lr=1e-2, dropout=0.0, activation_checkpointing=True),
     )
     assert checkpointed.losses == pytest.approx(plain.losses, rel=1e-4)
     assert not backend.model.get_base_model().is_activation_checkpointing
