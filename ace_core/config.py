@@ -54,7 +54,7 @@ class TrainConfig:
     """agent decisions collected before the first update"""
     update_every: int = 1
     """one gradient update every this many agent decisions (the default update ratio)"""
-    target_entropy_scale: float = 0.5
+    target_entropy_scale: float = 0.25
     """target entropy = scale * log(number of legal actions), CleanRL-style"""
     checkpoint_every: int = 5_000
     """environment steps between checkpoints (one is always written at the end)"""

@@ -35,8 +35,10 @@ class SACConfig:
     """actor learning rate"""
     q_lr: float = 3e-4
     """critic learning rate"""
-    target_entropy_scale: float = 0.5
+    target_entropy_scale: float = 0.25
     """target entropy = scale * log(number of actions)"""
+    max_grad_norm: float = 10.0
+    """gradient norm clipping for actor and critics (keeps Q from running away early)"""
 
 
 class SAC:
@@ -46,9 +48,8 @@ class SAC:
         self.actor, self.qf1, self.qf2, self.qf1_target, self.qf2_target, self.layout = make_heads(
             config.head, obs_size, space, config.hidden
         )
-        self.q_optimizer = torch.optim.Adam(
-            list(self.qf1.parameters()) + list(self.qf2.parameters()), lr=config.q_lr, eps=1e-4, fused=True
-        )
+        self._q_params = [*self.qf1.parameters(), *self.qf2.parameters()]
+        self.q_optimizer = torch.optim.Adam(self._q_params, lr=config.q_lr, eps=1e-4, fused=True)
         self.actor_optimizer = torch.optim.Adam(
             self.actor.parameters(), lr=config.policy_lr, eps=1e-4, fused=True
         )
@@ -77,6 +78,7 @@ class SAC:
         qf2_loss = F.mse_loss(self.qf2.at(qf2_values, batch.actions), target)
         self.q_optimizer.zero_grad()
         (qf1_loss + qf2_loss).backward()
+        torch.nn.utils.clip_grad_norm_(self._q_params, self.config.max_grad_norm)
         self.q_optimizer.step()
 
         policy = self.actor(batch.obs, batch.mask)
@@ -85,6 +87,7 @@ class SAC:
         actor_loss = (batch.weights * (-alpha * entropy - policy.expected_min(*q_detached))).mean()
         self.actor_optimizer.zero_grad()
         actor_loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.actor.parameters(), self.config.max_grad_norm)
         self.actor_optimizer.step()
 
         alpha_loss = (self.log_alpha.exp() * (entropy.detach() - self.target_entropy)).mean()
