@@ -68,17 +68,24 @@ class ActionLayout:
                 membership[space.free_offset[sub] : space.free_offset[sub] + n_bits, t] = 1.0
         self.membership = torch.from_numpy(membership)
         self.space = space
+        # plain Python copies for the per-decision fast path (no numpy scalar boxing)
+        self._top_sub = [int(x) for x in space.top_sub]
+        self._free_offset = [int(x) for x in space.free_offset]
+        self._n_bits = [max(int(x) - 1, 0) for x in space.sub_info]
+        self._powers = 1 << np.arange(max(self._n_bits + [1]), dtype=np.int64)
+        self._topology_by_key = space._index_of_topology
+        self._first_topology = space.first_topology
 
     def index_of(self, top: int, bits: np.ndarray) -> int | None:
         """Action index of top-level category ``top`` with free-element bits ``bits`` (all
         elements; only those of the category's substation are read), None if not a valid topology."""
-        space = self.space
-        sub = int(space.top_sub[top])
+        sub = self._top_sub[top]
         if sub < 0:
             return top  # do nothing and reconnections: the category is the action index
-        start = space.free_offset[sub]
-        buses = np.concatenate([[1], 1 + bits[start : start + space.sub_info[sub] - 1]])
-        return space.index_of_topology(sub, buses)
+        start, n_bits = self._free_offset[sub], self._n_bits[sub]
+        key = int(bits[start : start + n_bits] @ self._powers[:n_bits])
+        t = self._topology_by_key.get((sub, key))
+        return None if t is None else self._first_topology + t
 
 
 # ------------------------------------------------------------------------------------- flat
