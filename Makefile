@@ -17,15 +17,24 @@ $(STAMP): $(REQS)
 
 install: $(STAMP)
 
+# the web demo: SQLite, in-memory channel layer, workers in the background, offline LLM
 demo: $(STAMP)
+	$(PYTHON) manage.py demo
+
+# the core alone: train a small policy and compare it with the baselines
+demo-cli: $(STAMP)
 	$(PYTHON) -m ace_core demo
 
+# the real services: PostgreSQL and Redis on this machine unless the environment says otherwise
 test: $(STAMP)
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
+	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
 	$(PYTHON) -m pytest
 
 lint: $(STAMP)
-	$(PYTHON) -m ruff check ace_core tests bench
-	$(PYTHON) -m ruff format --check ace_core tests bench
+	$(PYTHON) -m ruff check ace_core webapp manage.py tests bench
+	$(PYTHON) -m ruff format --check ace_core webapp manage.py tests bench
 
 bench: $(STAMP)
 	$(PYTHON) -m ace_core bench
+	$(PYTHON) bench/web_recovery.py

@@ -52,7 +52,9 @@ def env_number(name: str, default: float) -> float:
         raise ValueError(f"{name}={value!r} is not a number") from None
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-gridace-development-key-set-SECRET_KEY-in-production")
+SECRET_KEY = os.environ.get(
+    "SECRET_KEY", "django-insecure-gridace-development-key-set-SECRET_KEY-in-production"
+)
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
@@ -117,6 +119,7 @@ DATABASES = {
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("DATABASE_TEST_NAME", "test_gridace")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES["default"]["TEST"]["NAME"] = str(VAR_DIR / f"{DATABASES['default']['TEST']['NAME']}.sqlite3")
     # The worker and the web server share one file: wait for locks instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -157,7 +160,7 @@ GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluate.evalu
 GRIDACE_HEARTBEAT_SECONDS = env_number("GRIDACE_HEARTBEAT_SECONDS", 3.0)
 GRIDACE_STALE_AFTER_SECONDS = env_number("GRIDACE_STALE_AFTER_SECONDS", 30.0)
 GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
-GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do_nothing,reconnect,greedy")
+GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
 
 # --- auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

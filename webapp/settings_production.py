@@ -2,7 +2,8 @@
 
 Required: ``SECRET_KEY`` (50+ characters, not a development key), ``ALLOWED_HOSTS`` and
 ``DATABASE_URL``. ``REDIS_URL`` is strongly advised (several web processes and workers share live
-updates through it). Behind a TLS-terminating proxy set ``SECURE_PROXY_SSL_HEADER=1``.
+updates through it). Behind a TLS-terminating proxy set ``SECURE_PROXY_SSL_HEADER=1``;
+``HTTPS_ONLY=0`` allows plain HTTP for a local try-out (``check --deploy`` then warns).
 """
 
 from __future__ import annotations
@@ -31,16 +32,18 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+# HTTPS_ONLY=0 serves plain HTTP (a local try-out of the compose file); check --deploy then warns.
+HTTPS_ONLY = env_bool("HTTPS_ONLY", True)
+SECURE_SSL_REDIRECT = HTTPS_ONLY
 if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 31_536_000))
-SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-SECURE_HSTS_PRELOAD = True
+SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 31_536_000)) if HTTPS_ONLY else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS_ONLY
+SECURE_HSTS_PRELOAD = HTTPS_ONLY
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-SESSION_COOKIE_SECURE = True
-CSRF_COOKIE_SECURE = True
+SESSION_COOKIE_SECURE = HTTPS_ONLY
+CSRF_COOKIE_SECURE = HTTPS_ONLY
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 DATABASES["default"]["CONN_MAX_AGE"] = int(env_number("DATABASE_CONN_MAX_AGE", 60))  # noqa: F405

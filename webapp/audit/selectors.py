@@ -12,7 +12,9 @@ from webapp.audit.models import AuditEntry
 CSV_HEADER = ["at", "actor", "action", "target_type", "target_id", "target", "before", "after", "comment"]
 
 
-def audit_entry_list(*, action: str = "", actor: str = "", target_type: str = "", target_id: str = "") -> QuerySet[AuditEntry]:
+def audit_entry_list(
+    *, action: str = "", actor: str = "", target_type: str = "", target_id: str = ""
+) -> QuerySet[AuditEntry]:
     entries = AuditEntry.objects.all()
     if action:
         entries = entries.filter(action=action)

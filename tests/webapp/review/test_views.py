@@ -1,0 +1,137 @@
+"""Reviewers' pages: the queue, a refinement's evidence, decisions (and refusals), shapings."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from ace_core.events import ShapingEvent
+from tests.webapp.conftest import client_for
+from webapp.review.models import COMMENT_MAX_LENGTH, RefinementStatus
+from webapp.review.services import shaping_record
+
+pytestmark = pytest.mark.django_db
+
+
+def _detail_url(refinement) -> str:
+    return reverse("review:refinement_detail", args=[refinement.run_id, refinement.pk])
+
+
+def _decide_url(run_id: int, refinement) -> str:
+    return reverse("review:refinement_decide", args=[run_id, refinement.pk])
+
+
+def test_queue_lists_pending_refinements_and_filters(reviewer, make_run, make_refinement):
+    run = make_run()
+    accepted = make_refinement(run, step=100, accepted=True)
+    refused = make_refinement(run, step=50, accepted=False)
+    client = client_for(reviewer)
+    page = client.get(reverse("review:queue"))
+    assert list(page.context["page"]) == [refused, accepted]
+    filtered = client.get(
+        reverse("review:queue"), {"status": "pending", "run": run.pk, "simulation": "accepted"}
+    )
+    assert list(filtered.context["page"]) == [accepted]
+    bad = client.get(reverse("review:queue"), {"status": "sideways"}, follow=True)
+    assert "some filters were not valid and were ignored" in bad.content.decode()
+
+
+def test_detail_shows_the_state_both_actions_and_every_round(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run())
+    html = client_for(reviewer).get(_detail_url(refinement)).content.decode()
+    assert "line 4 carries 102% of its limit" in html  # the state in words
+    assert "do nothing" in html and "set bus 2 for line 4 and load 2 at substation 3" in html
+    assert "Candidates: A) bus split at sub 3" in html  # the prompt of round 1
+    assert "Splitting substation 3 relieves line 4." in html  # the response
+    assert 'id="approve"' in html and 'id="reject"' in html
+
+
+def test_approve_removes_it_from_the_queue_and_a_second_decision_is_refused(
+    reviewer, make_run, make_refinement
+):
+    refinement = make_refinement(make_run())
+    client = client_for(reviewer)
+    response = client.post(
+        _decide_url(refinement.run_id, refinement), {"decision": "approve", "comment": "ok"}
+    )
+    assert response.status_code == 302 and response["Location"] == reverse("review:queue")
+    assert list(client.get(reverse("review:queue")).context["page"]) == []
+    again = client.post(_decide_url(refinement.run_id, refinement), {"decision": "reject"})
+    assert again.status_code == 409
+    assert "was already approved by" in again.content.decode()
+    refinement.refresh_from_db()
+    assert refinement.status == RefinementStatus.APPROVED and refinement.decision_comment == "ok"
+
+
+def test_a_decision_through_another_runs_url_is_refused(reviewer, make_run, make_refinement):
+    run, other = make_run(), make_run()
+    refinement = make_refinement(run)
+    response = client_for(reviewer).post(_decide_url(other.pk, refinement), {"decision": "approve"})
+    assert response.status_code == 409
+    assert f"belongs to run {run.pk}, not run {other.pk}" in response.content.decode()
+    refinement.refresh_from_db()
+    assert refinement.status == RefinementStatus.PENDING
+    assert (
+        client_for(reviewer)
+        .get(reverse("review:refinement_detail", args=[other.pk, refinement.pk]))
+        .status_code
+        == 404
+    )
+
+
+def test_an_oversized_comment_or_unknown_decision_is_refused(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run())
+    client = client_for(reviewer)
+    response = client.post(
+        _decide_url(refinement.run_id, refinement),
+        {"decision": "approve", "comment": "x" * (COMMENT_MAX_LENGTH + 5)},
+    )
+    assert response.status_code == 400
+    assert f"Ensure this value has at most {COMMENT_MAX_LENGTH} characters" in response.content.decode()
+    response = client.post(_decide_url(refinement.run_id, refinement), {"decision": "shrug"})
+    assert response.status_code == 400 and "shrug is not a decision" in response.content.decode()
+    refinement.refresh_from_db()
+    assert refinement.status == RefinementStatus.PENDING
+
+
+def test_forged_decision_without_csrf_token_is_refused(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run())
+    client = client_for(reviewer, enforce_csrf_checks=True)
+    response = client.post(_decide_url(refinement.run_id, refinement), {"decision": "approve"})
+    assert response.status_code == 403
+    refinement.refresh_from_db()
+    assert refinement.status == RefinementStatus.PENDING
+
+
+def test_shapings_are_listed_with_their_rationale(reviewer, make_run):
+    run = make_run()
+    shaping_record(
+        run_id=run.pk,
+        event=ShapingEvent(
+            step=200,
+            episode_index=1,
+            trajectory_step=4,
+            adjustment=-0.2,
+            rationale="Acting late overloaded line 7.",
+            model="m",
+        ),
+    )
+    html = client_for(reviewer).get(reverse("review:shaping_list"), {"run": run.pk}).content.decode()
+    assert "Acting late overloaded line 7." in html and "-0.2" in html
+
+
+def test_admin_bulk_approve_skips_decided_ones(reviewer, make_run, make_refinement):
+    run = make_run()
+    first, second = make_refinement(run, step=50), make_refinement(run, step=100)
+    client = client_for(reviewer)
+    client.post(_decide_url(run.pk, first), {"decision": "reject"})
+    response = client.post(
+        reverse("admin:review_refinement_changelist"),
+        {"action": "approve_selected", "_selected_action": [first.pk, second.pk]},
+        follow=True,
+    )
+    html = response.content.decode()
+    assert "1 refinement(s) approved" in html and "was already rejected" in html
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == (RefinementStatus.REJECTED, RefinementStatus.APPROVED)

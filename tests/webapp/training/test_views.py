@@ -1,0 +1,171 @@
+"""Engineers' pages: the launch form (every field, clear errors), list, detail, and the actions."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from ace_core.config import TrainConfig, field_docs
+from tests.webapp.conftest import client_for, tiny_config
+from webapp.training.models import Checkpoint, Deployment, RunStatus, TrainingRun
+from webapp.training.services.worker import run_finish, run_start
+
+pytestmark = pytest.mark.django_db
+
+
+def _form_data(**overrides) -> dict:
+    data = {key: value for key, value in tiny_config().to_dict().items() if value is not False}
+    data.update(overrides)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def test_launch_page_offers_every_config_field_with_its_help(engineer):
+    response = client_for(engineer).get(reverse("training:run_launch"))
+    assert response.status_code == 200
+    form = response.context["form"]
+    for field in dataclasses.fields(TrainConfig):
+        assert field.name in form.fields
+    html = response.content.decode()
+    assert field_docs()["r_bar"] in html and 'name="require_approval"' in html
+    assert '<option value="rte_case14_realistic"' in html
+
+
+def test_launching_from_the_page_queues_the_run(engineer):
+    data = _form_data(label="from page", seed=3)
+    del data["actor"]  # an unticked box is absent from the POST
+    response = client_for(engineer).post(reverse("training:run_launch"), data)
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "training:run_detail", args=[run.pk]
+    )
+    assert (run.label, run.config["seed"], run.config["actor"], run.launched_by) == (
+        "from page",
+        3,
+        False,
+        engineer,
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        ({"gamma": "1.5"}, "gamma", "gamma=1.5 is out of range; accepted: 0.0 to 1.0"),
+        ({"steps": "many"}, "steps", "Enter a whole number."),
+        ({"env": "atlantis"}, "env", "unknown env atlantis; available here:"),
+        ({"head": "wide"}, "head", "wide is not accepted; choose one of: auto, flat, factorised"),
+        ({"learning_starts": "8"}, "learning_starts", "learning_starts (8) must be at least batch_size (32)"),
+        ({"label": "x" * 101}, "label", "at most 100 characters"),
+    ],
+)
+def test_bad_configs_are_refused_on_the_field_with_a_clear_message(engineer, overrides, field, message):
+    response = client_for(engineer).post(reverse("training:run_launch"), _form_data(**overrides))
+    assert response.status_code == 400
+    errors = " ".join(response.context["form"].errors[field])
+    assert message in errors
+    assert message.split(";")[0] in response.content.decode().replace("&#x27;", "'")
+    assert not TrainingRun.objects.exists()
+
+
+def test_forged_post_without_csrf_token_is_refused(engineer):
+    client = client_for(engineer, enforce_csrf_checks=True)
+    response = client.post(reverse("training:run_launch"), _form_data())
+    assert response.status_code == 403
+    assert "did not carry a valid security token" in response.content.decode()
+    assert not TrainingRun.objects.exists()
+
+
+def test_run_list_and_detail(engineer, make_run):
+    run = make_run(label="tiny")
+    client = client_for(engineer)
+    listing = client.get(reverse("training:run_list"))
+    assert listing.status_code == 200 and "tiny" in listing.content.decode()
+    assert list(client.get(reverse("training:run_list"), {"status": "running"}).context["page"]) == []
+    detail = client.get(reverse("training:run_detail", args=[run.pk]))
+    html = detail.content.decode()
+    assert detail.status_code == 200
+    assert f'data-socket-path="/ws/runs/{run.pk}/"' in html
+    assert "vendor/plotly.min.js" in html and 'id="cancel"' in html
+    assert client.get(reverse("training:run_detail", args=[run.pk + 99])).status_code == 404
+
+
+def test_plotly_is_served_by_the_site():
+    from django.contrib.staticfiles import finders
+
+    path = finders.find("vendor/plotly.min.js")
+    assert path and Path(path).stat().st_size > 1_000_000
+
+
+def test_cancel_and_resume_from_the_page(engineer, make_run):
+    run = make_run()
+    client = client_for(engineer)
+    response = client.post(reverse("training:run_cancel", args=[run.pk]), follow=True)
+    assert f"run {run.pk} cancelled" in response.content.decode()
+    response = client.post(reverse("training:run_cancel", args=[run.pk]), follow=True)
+    assert "only queued or running runs can be cancelled" in response.content.decode()
+    response = client.post(reverse("training:run_resume", args=[run.pk]), follow=True)
+    assert "wrote no checkpoint before it stopped" in response.content.decode()
+    assert client.get(reverse("training:run_cancel", args=[run.pk])).status_code == 405
+
+
+def _succeeded_run(make_run) -> TrainingRun:
+    run = make_run()
+    run_start(run_id=run.pk, attempt=1, worker_token="t")
+    path = Path(run.out_dir) / "checkpoint.pt"
+    path.parent.mkdir(parents=True)
+    path.write_text("weights")
+    Checkpoint.objects.create(run=run, step=300, path=str(path))
+    return run_finish(run_id=run.pk, worker_token="t")
+
+
+def test_evaluate_and_deploy_from_the_page(engineer, make_run):
+    run = _succeeded_run(make_run)
+    client = client_for(engineer)
+    page = client.get(reverse("training:run_detail", args=[run.pk])).content.decode()
+    assert 'id="evaluate"' in page and 'id="deploy"' in page
+
+    response = client.post(
+        reverse("training:run_evaluate", args=[run.pk]), {"split": "test", "nb_episode": "0"}, follow=True
+    )
+    assert "nb_episode: Ensure this value is greater than or equal to 1." in response.content.decode()
+    response = client.post(
+        reverse("training:run_evaluate", args=[run.pk]), {"split": "test", "nb_episode": "2"}, follow=True
+    )
+    assert "evaluation" in response.content.decode() and run.evaluations.count() == 1
+
+    checkpoint = run.checkpoints.get()
+    response = client.post(
+        reverse("training:checkpoint_deploy", args=[run.pk, checkpoint.pk]), {"comment": "go"}, follow=True
+    )
+    assert "is now the deployed policy" in response.content.decode()
+    assert Deployment.objects.get().checkpoint == checkpoint
+    assert (
+        client.post(reverse("training:checkpoint_deploy", args=[run.pk + 1, checkpoint.pk])).status_code
+        == 404
+    )
+
+
+def test_admin_launches_a_run_with_the_same_checks(engineer):
+    client = client_for(engineer)
+    add_url = reverse("admin:training_trainingrun_add")
+    assert client.get(add_url).status_code == 200
+    data = _form_data(gamma="7")
+    response = client.post(add_url, data)
+    assert response.status_code == 200 and "gamma=7.0 is out of range" in response.content.decode()
+    response = client.post(add_url, _form_data(label="via admin"))
+    assert response.status_code == 302
+    run = TrainingRun.objects.get()
+    assert run.label == "via admin" and run.status == RunStatus.QUEUED and run.task_id
+
+
+def test_admin_bulk_cancel(engineer, make_run):
+    runs = [make_run(), make_run()]
+    response = client_for(engineer).post(
+        reverse("admin:training_trainingrun_changelist"),
+        {"action": "cancel_selected", "_selected_action": [run.pk for run in runs]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert set(TrainingRun.objects.values_list("status", flat=True)) == {RunStatus.CANCELLED}

@@ -1,0 +1,1 @@
+"""Users and roles: the operator, engineer and reviewer groups, login and logout."""

@@ -1,0 +1,46 @@
+"""The three roles and what each may do. Groups are created from this map by a data migration.
+
+Superusers may do everything. A user may hold several roles.
+"""
+
+from __future__ import annotations
+
+OPERATOR = "operator"
+ENGINEER = "engineer"
+REVIEWER = "reviewer"
+ROLES = (OPERATOR, ENGINEER, REVIEWER)
+
+# Permissions the views and websocket consumers check.
+VIEW_RUNS = "training.view_trainingrun"
+LAUNCH_RUNS = "training.launch_trainingrun"
+EVALUATE_RUNS = "training.evaluate_trainingrun"
+DEPLOY_CHECKPOINTS = "training.deploy_checkpoint"
+VIEW_DEPLOYMENT = "training.view_deployment"
+VIEW_REFINEMENTS = "review.view_refinement"
+DECIDE_REFINEMENTS = "review.decide_refinement"
+VIEW_SHAPINGS = "review.view_rewardshaping"
+VIEW_AUDIT = "audit.view_auditentry"
+EXPORT_AUDIT = "audit.export_auditentry"
+
+ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    OPERATOR: (VIEW_DEPLOYMENT,),
+    ENGINEER: (
+        VIEW_RUNS,
+        LAUNCH_RUNS,
+        EVALUATE_RUNS,
+        DEPLOY_CHECKPOINTS,
+        VIEW_DEPLOYMENT,
+        "training.view_checkpoint",
+        "training.view_evaluation",
+        VIEW_AUDIT,
+    ),
+    REVIEWER: (
+        VIEW_REFINEMENTS,
+        DECIDE_REFINEMENTS,
+        VIEW_SHAPINGS,
+        VIEW_AUDIT,
+        EXPORT_AUDIT,
+    ),
+}
+# Engineers and reviewers also work in the Django admin.
+STAFF_ROLES = (ENGINEER, REVIEWER)

@@ -1,0 +1,1 @@
+"""Training runs: launch, watch live, cancel, resume, evaluate, deploy a checkpoint."""

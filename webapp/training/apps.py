@@ -1,0 +1,36 @@
+"""App config for training runs.
+
+A ``db_worker`` process imports the trainer (torch, grid2op: several seconds) when it starts,
+before it claims any task, so that a run's first chart point comes seconds after a worker
+starts it rather than after the imports.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from django.apps import AppConfig
+
+logger = logging.getLogger(__name__)
+
+
+class TrainingConfig(AppConfig):
+    name = "webapp.training"
+    label = "training"
+    verbose_name = "Training runs"
+
+    def ready(self) -> None:
+        if sys.argv[1:2] == ["db_worker"]:
+            preload_trainer()
+
+
+def preload_trainer() -> None:
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    try:
+        import_string(settings.GRIDACE_TRAINER)
+        import_string(settings.GRIDACE_EVALUATOR)
+    except ImportError:  # the task reports it on the run, with the run's context
+        logger.exception("could not preload the trainer %s", settings.GRIDACE_TRAINER)

@@ -1,0 +1,137 @@
+"""The launch form: one field per :class:`ace_core.config.TrainConfig` field, help text from the
+field's docstring, errors from :meth:`TrainConfig.validate` put on the field they name."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from django import forms
+
+from ace_core.config import HEADS, LLM_BACKENDS, TRAJECTORY_SELECTIONS, TrainConfig, field_docs
+from ace_core.errors import ConfigError
+from webapp.training.selectors import env_names
+from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
+from webapp.training.services.runs import LABEL_MAX_LENGTH
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "head": HEADS,
+    "llm": LLM_BACKENDS,
+    "trajectory_selection": TRAJECTORY_SELECTIONS,
+}
+# Shown as sections on the page, in this order; fields not listed fall into "Training".
+SECTIONS = {
+    "Environment": ("env", "steps", "seed", "rho_threshold"),
+    "LLM co-evolution (ACE)": (
+        "llm",
+        "llm_model",
+        "actor",
+        "critic",
+        "r_bar",
+        "shaping_k",
+        "beta",
+        "actor_every",
+        "critic_every",
+        "finetune_every",
+        "trajectory_selection",
+        "llm_budget",
+        "require_approval",
+    ),
+}
+
+
+def _config_field(field: dataclasses.Field, default: Any, help_text: str) -> forms.Field:
+    label = field.name.replace("_", " ")
+    options: dict[str, Any] = {"label": label, "help_text": help_text, "initial": default}
+    if field.name == "env":
+        names = env_names()
+        invalid = f"unknown env %(value)s; available here: {', '.join(names)}"
+        return forms.ChoiceField(
+            choices=[(name, name) for name in names], error_messages={"invalid_choice": invalid}, **options
+        )
+    if field.name in CHOICES:
+        accepted = ", ".join(CHOICES[field.name])
+        return forms.ChoiceField(
+            choices=[(value, value) for value in CHOICES[field.name]],
+            error_messages={"invalid_choice": f"%(value)s is not accepted; choose one of: {accepted}"},
+            **options,
+        )
+    if isinstance(default, bool):
+        return forms.BooleanField(required=False, **options)
+    if isinstance(default, int):
+        return forms.IntegerField(**options)
+    if isinstance(default, float):
+        return forms.FloatField(**options)
+    return forms.CharField(required=False, max_length=500, **options)
+
+
+def config_field_for_message(message: str, names: list[str]) -> str | None:
+    """The config field a ConfigError message is about (messages start with the field's name)."""
+    match = re.match(r"(?:unknown\s+)?([a-z_]+)", message)
+    if match and match.group(1) in names:
+        return match.group(1)
+    return None
+
+
+def config_form_fields() -> dict[str, forms.Field]:
+    """A form field per TrainConfig field, in the dataclass's order."""
+    docs = field_docs()
+    defaults = TrainConfig()
+    return {
+        field.name: _config_field(field, getattr(defaults, field.name), docs.get(field.name, ""))
+        for field in dataclasses.fields(TrainConfig)
+    }
+
+
+def clean_config(form: forms.BaseForm, cleaned: dict[str, Any]) -> dict[str, Any]:
+    """Put the validated TrainConfig in ``cleaned["config"]``, or its error on the field it names."""
+    names = [field.name for field in dataclasses.fields(TrainConfig)]
+    if any(name in form.errors for name in names):
+        return cleaned  # type errors first; TrainConfig is checked once they are fixed
+    values = {name: cleaned[name] for name in names if name in cleaned}
+    try:
+        cleaned["config"] = TrainConfig.from_dict(values).validate()
+    except ConfigError as error:
+        form.add_error(config_field_for_message(str(error), names), str(error))
+    return cleaned
+
+
+class TrainConfigForm(forms.Form):
+    """Every TrainConfig field. ``cleaned_data["config"]`` is the validated TrainConfig."""
+
+    label = forms.CharField(
+        required=False, max_length=LABEL_MAX_LENGTH, help_text="a short name for this run (optional)"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.update(config_form_fields())
+        self.config_names = [field.name for field in dataclasses.fields(TrainConfig)]
+
+    def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
+        placed = {name for names in SECTIONS.values() for name in names}
+        training = [self[name] for name in self.config_names if name not in placed]
+        grouped = [
+            (title, [self[name] for name in names if name in self.fields])
+            for title, names in SECTIONS.items()
+        ]
+        return [grouped[0], ("Training", training), *grouped[1:]]
+
+    def clean(self) -> dict[str, Any]:
+        return clean_config(self, super().clean())
+
+
+class EvaluationForm(forms.Form):
+    split = forms.ChoiceField(choices=[(split, split) for split in SPLITS], initial="test")
+    nb_episode = forms.IntegerField(
+        label="episodes",
+        min_value=1,
+        max_value=MAX_EPISODES,
+        initial=5,
+        help_text="held-out episodes per agent",
+    )
+
+
+class DeployForm(forms.Form):
+    comment = forms.CharField(required=False, max_length=500, widget=forms.TextInput)

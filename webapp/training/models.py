@@ -1,0 +1,171 @@
+"""Training runs and what their trainer reports: metrics, episodes, checkpoints, fine-tunes.
+
+A run's ``config`` is a :class:`ace_core.config.TrainConfig` as a dict. Its status moves
+queued -> running -> succeeded | cancelled | failed; a cancelled or failed run with a checkpoint
+can be queued again (resume). While running, the worker stamps ``heartbeat_at``; the watchdog
+treats a run without heartbeat for ``GRIDACE_STALE_AFTER_SECONDS`` as lost.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    CANCELLED = "cancelled", "cancelled"
+    FAILED = "failed", "failed"
+
+
+ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class TrainingRun(models.Model):
+    label = models.CharField(max_length=100, blank=True)
+    config = models.JSONField(help_text="the TrainConfig, as a dict")
+    env = models.CharField(max_length=100, db_index=True)
+    total_steps = models.PositiveBigIntegerField()
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    progress_step = models.PositiveBigIntegerField(default=0)
+    launched_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="training_runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(default=1, help_text="1 for the first start, +1 per resume")
+    auto_resumes = models.PositiveIntegerField(default=0, help_text="resumes started by stale-run recovery")
+    resume = models.BooleanField(default=False, help_text="the next start continues from the last checkpoint")
+    cancel_requested = models.BooleanField(default=False)
+    worker_token = models.CharField(
+        max_length=64, blank=True, help_text="identifies the attempt that owns the run"
+    )
+    worker_id = models.CharField(max_length=64, blank=True)
+    task_id = models.CharField(
+        max_length=64, blank=True, help_text="the django-tasks result of the current attempt"
+    )
+    out_dir = models.CharField(max_length=500)
+    error = models.TextField(blank=True, help_text="why the run failed or was recovered")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        permissions = [
+            ("launch_trainingrun", "Can launch, cancel and resume training runs"),
+            ("evaluate_trainingrun", "Can evaluate a run against the baselines"),
+            ("deploy_checkpoint", "Can mark a checkpoint as the deployed policy"),
+        ]
+
+    def __str__(self) -> str:
+        name = f" {self.label}" if self.label else ""
+        return f"run {self.pk}{name} ({self.env}, {self.total_steps} steps)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+
+class MetricPoint(models.Model):
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="metrics")
+    step = models.PositiveBigIntegerField()
+    values = models.JSONField(help_text="namespaced metrics, e.g. losses/qf1_loss")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["run", "id"])]
+
+
+class EpisodeRecord(models.Model):
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="episodes")
+    step = models.PositiveBigIntegerField()
+    index = models.PositiveIntegerField()
+    scenario = models.CharField(max_length=200)
+    steps_survived = models.PositiveIntegerField()
+    max_steps = models.PositiveIntegerField()
+    reward = models.FloatField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["run", "id"])]
+
+
+class Checkpoint(models.Model):
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="checkpoints")
+    step = models.PositiveBigIntegerField()
+    path = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["run", "id"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} checkpoint at step {self.step}"
+
+
+class FinetuneRecord(models.Model):
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="finetunes")
+    step = models.PositiveBigIntegerField()
+    adapter_version = models.PositiveIntegerField()
+    samples = models.PositiveIntegerField()
+    seconds = models.FloatField()
+    loss = models.FloatField(null=True, blank=True)
+    path = models.CharField(max_length=500, blank=True)
+    skipped_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class Deployment(models.Model):
+    """One row per deployment decision; the newest names the policy live sessions use."""
+
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.PROTECT, related_name="deployments")
+    deployed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    deployed_at = models.DateTimeField()
+    path = models.CharField(max_length=500, help_text="the frozen copy live sessions load")
+    comment = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["-deployed_at", "-id"]
+        get_latest_by = ["deployed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.checkpoint} deployed {self.deployed_at:%Y-%m-%d %H:%M}"
+
+
+class EvaluationStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+
+
+class Evaluation(models.Model):
+    """A run's final checkpoint evaluated against the baseline agents on held-out episodes."""
+
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="evaluations")
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.PROTECT, related_name="evaluations")
+    split = models.CharField(max_length=16)
+    nb_episode = models.PositiveIntegerField()
+    status = models.CharField(
+        max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.QUEUED, db_index=True
+    )
+    results = models.JSONField(default=dict, blank=True, help_text="agent name -> evaluate() result")
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"evaluation {self.pk} of run {self.run_id} ({self.split}, {self.nb_episode} episodes)"

@@ -1,0 +1,115 @@
+"""Stale-run recovery: a running run whose worker stopped sending heartbeats (SIGKILL, lost
+machine) is resumed from its last checkpoint or marked failed with the reason. Never left
+running forever.
+
+``manage.py watchdog`` calls :func:`runs_recover_stale` every few seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+from webapp.audit.services import audit_record
+from webapp.training import broadcast, live
+from webapp.training.errors import WorkerLost
+from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.services.runs import run_enqueue, run_requeue_fields
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recovery:
+    run_id: int
+    outcome: str
+    """``resumed``, ``failed`` or ``cancelled``"""
+    reason: str
+
+
+def _mark_task_lost(task_id: str, reason: str, now: datetime) -> None:
+    """django-tasks-db has no heartbeat: close the dead attempt's task row ourselves."""
+    if not task_id:
+        return
+    DBTaskResult.objects.filter(id=task_id, status=TaskResultStatus.RUNNING).update(
+        status=TaskResultStatus.FAILED,
+        finished_at=now,
+        exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
+        traceback=reason,
+    )
+
+
+@transaction.atomic
+def runs_recover_stale(
+    *,
+    now: datetime | None = None,
+    stale_after: timedelta | None = None,
+    max_auto_resumes: int | None = None,
+) -> list[Recovery]:
+    """Recover every running run whose heartbeat is older than ``stale_after``."""
+    now = now or timezone.now()
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    if max_auto_resumes is None:
+        max_auto_resumes = settings.GRIDACE_MAX_AUTO_RESUMES
+    cutoff = now - stale_after
+    stale = (
+        TrainingRun.objects.select_for_update(skip_locked=True)
+        .filter(status=RunStatus.RUNNING)
+        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
+        .order_by("id")
+    )
+    recoveries = []
+    for run in stale:
+        last_seen = run.heartbeat_at or run.started_at
+        lost = (
+            f"worker {run.worker_id or '?'} stopped sending heartbeats "
+            f"(last at {last_seen:%Y-%m-%d %H:%M:%S} UTC, {stale_after.total_seconds():g} s allowed)"
+        )
+        before = {"status": run.status, "attempt": run.attempt, "heartbeat_at": last_seen.isoformat()}
+        checkpoint = run.checkpoints.order_by("-id").first()
+        _mark_task_lost(run.task_id, lost, now)
+        if run.cancel_requested:
+            outcome, reason = "cancelled", f"{lost} while stopping; run cancelled"
+            run.status = RunStatus.CANCELLED
+            run.finished_at = now
+            run.error = reason
+            run.save()
+        elif checkpoint is not None and run.auto_resumes < max_auto_resumes:
+            outcome = "resumed"
+            run_requeue_fields(run)
+            run.auto_resumes += 1
+            reason = f"{lost}; resuming from the checkpoint at step {checkpoint.step} (attempt {run.attempt})"
+            run.error = reason
+            run.save()
+            run_enqueue(run)
+        else:
+            outcome = "failed"
+            if checkpoint is None:
+                reason = f"{lost}; no checkpoint had been written, so it cannot resume"
+            else:
+                reason = f"{lost}; not resumed automatically again (already resumed {run.auto_resumes} times)"
+            run.status = RunStatus.FAILED
+            run.finished_at = now
+            run.error = reason
+            run.save()
+        audit_record(
+            actor=None,
+            action=f"run.recover.{outcome}",
+            target=run,
+            before=before,
+            after={"status": run.status, "attempt": run.attempt},
+            comment=reason,
+        )
+        broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+        logger.warning("run %s %s: %s", run.pk, outcome, reason)
+        recoveries.append(Recovery(run_id=run.pk, outcome=outcome, reason=reason))
+    return recoveries

@@ -1,0 +1,185 @@
+"""Engineers' pages: run list, launch form, run detail (live charts), and the POST actions
+cancel, resume, evaluate and deploy. Views call selectors to read and services to write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views import View
+
+from ace_core.errors import ConfigError
+from webapp.accounts import roles
+from webapp.accounts.permissions import PermissionGate
+from webapp.training import selectors
+from webapp.training.forms import DeployForm, EvaluationForm, TrainConfigForm
+from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.services.deployment import checkpoint_deploy
+from webapp.training.services.evaluations import evaluation_request
+from webapp.training.services.runs import run_cancel, run_launch, run_resume
+
+PAGE_SIZE = 50
+
+
+def _run_or_404(pk: int) -> TrainingRun:
+    run = selectors.run_get(pk=pk)
+    if run is None:
+        raise Http404(f"no run {pk}")
+    return run
+
+
+def _detail(run: TrainingRun) -> HttpResponseRedirect:
+    return HttpResponseRedirect(reverse("training:run_detail", args=[run.pk]))
+
+
+def _error_text(error: ValidationError | ConfigError) -> str:
+    return " ".join(error.messages) if isinstance(error, ValidationError) else str(error)
+
+
+class RunListView(PermissionGate, View):
+    permission_required = roles.VIEW_RUNS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        status = request.GET.get("status", "")
+        if status and status not in RunStatus.values:
+            messages.error(request, f"status {status!r} is not a run status; showing all runs")
+            status = ""
+        page = Paginator(selectors.run_list(status=status), PAGE_SIZE).get_page(request.GET.get("page"))
+        return render(
+            request, "training/run_list.html", {"page": page, "status": status, "statuses": RunStatus.values}
+        )
+
+
+class RunLaunchView(PermissionGate, View):
+    permission_required = roles.LAUNCH_RUNS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "training/run_launch.html", {"form": TrainConfigForm()})
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = TrainConfigForm(request.POST)
+        if form.is_valid():
+            try:
+                run = run_launch(
+                    config=form.cleaned_data["config"],
+                    launched_by=request.user,
+                    label=form.cleaned_data["label"],
+                )
+            except (ConfigError, ValidationError) as error:
+                form.add_error(None, _error_text(error))
+            else:
+                messages.success(request, f"run {run.pk} queued")
+                return _detail(run)
+        return render(request, "training/run_launch.html", {"form": form}, status=400)
+
+
+class RunDetailView(PermissionGate, View):
+    permission_required = roles.VIEW_RUNS
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        run = _run_or_404(pk)
+        context: dict[str, Any] = {
+            "run": run,
+            "config_items": sorted(run.config.items()),
+            "checkpoint": selectors.run_checkpoint_latest(run=run),
+            "evaluations": [
+                (evaluation, selectors.evaluation_table(evaluation=evaluation))
+                for evaluation in selectors.run_evaluations(run=run)
+            ],
+            "evaluation_columns": [label for _, label in selectors.EVALUATION_COLUMNS],
+            "refinements": selectors.run_refinement_summary(run=run),
+            "deployment": selectors.deployment_current(),
+            "evaluation_form": EvaluationForm(),
+            "deploy_form": DeployForm(),
+            "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
+            "can_evaluate": request.user.has_perm(roles.EVALUATE_RUNS),
+            "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
+            "can_review": request.user.has_perm(roles.VIEW_REFINEMENTS),
+        }
+        return render(request, "training/run_detail.html", context)
+
+
+class RunCancelView(PermissionGate, View):
+    permission_required = roles.LAUNCH_RUNS
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        run = _run_or_404(pk)
+        try:
+            run = run_cancel(run=run, user=request.user)
+        except ValidationError as error:
+            messages.error(request, _error_text(error))
+        else:
+            stopping = run.status == RunStatus.RUNNING
+            messages.success(
+                request, f"run {run.pk} " + ("is stopping at its next step" if stopping else "cancelled")
+            )
+        return _detail(run)
+
+
+class RunResumeView(PermissionGate, View):
+    permission_required = roles.LAUNCH_RUNS
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        run = _run_or_404(pk)
+        try:
+            run = run_resume(run=run, user=request.user)
+        except ValidationError as error:
+            messages.error(request, _error_text(error))
+        else:
+            messages.success(request, f"run {run.pk} queued to resume from its last checkpoint")
+        return _detail(run)
+
+
+class RunEvaluateView(PermissionGate, View):
+    permission_required = roles.EVALUATE_RUNS
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        run = _run_or_404(pk)
+        form = EvaluationForm(request.POST)
+        if not form.is_valid():
+            for field, errors in form.errors.items():
+                messages.error(request, f"{field}: {' '.join(errors)}")
+            return _detail(run)
+        try:
+            evaluation = evaluation_request(
+                run=run,
+                user=request.user,
+                split=form.cleaned_data["split"],
+                nb_episode=form.cleaned_data["nb_episode"],
+            )
+        except ValidationError as error:
+            messages.error(request, _error_text(error))
+        else:
+            messages.success(request, f"evaluation {evaluation.pk} queued")
+        return _detail(run)
+
+
+class CheckpointDeployView(PermissionGate, View):
+    permission_required = roles.DEPLOY_CHECKPOINTS
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, run_pk: int, pk: int) -> HttpResponse:
+        checkpoint = selectors.checkpoint_get(run_id=run_pk, pk=pk)
+        if checkpoint is None:
+            raise Http404(f"run {run_pk} has no checkpoint {pk}")
+        form = DeployForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, " ".join(form.errors.get("comment", ["invalid comment"])))
+            return _detail(checkpoint.run)
+        try:
+            checkpoint_deploy(checkpoint=checkpoint, user=request.user, comment=form.cleaned_data["comment"])
+        except ValidationError as error:
+            messages.error(request, _error_text(error))
+        else:
+            messages.success(
+                request, f"checkpoint at step {checkpoint.step} of run {run_pk} is now the deployed policy"
+            )
+        return _detail(checkpoint.run)
