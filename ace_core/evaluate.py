@@ -65,7 +65,9 @@ def evaluate(
                     folder = work_dir / "episodes" / f"seed{seed}" / scenario.name
                     folder.mkdir(parents=True)
                     path = str(folder)
-                (_, _, reward, survived, total), *_ = runner.run(
+                # the Runner's last field is the chronic step the episode could reach (start +
+                # length), not the episode's length: the scenario knows the length
+                (_, _, reward, survived, _), *_ = runner.run(
                     nb_episode=1,
                     reset_options=[options],
                     env_seeds=[seed],
@@ -77,7 +79,7 @@ def evaluate(
                         "scenario": scenario.name,
                         "seed": seed,
                         "steps_survived": int(survived),
-                        "max_steps": int(total),
+                        "max_steps": scenario.length,
                         "reward": float(reward),
                     }
                 )

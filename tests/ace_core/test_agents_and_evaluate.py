@@ -82,3 +82,13 @@ def test_evaluation_leaves_no_partial_output(tmp_path):
     with pytest.raises(AgentSpecError):
         evaluate("l2rpn_case14_sandbox", "nobody", "test", out_dir=tmp_path / "y")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_survival_is_relative_to_the_scenario_length_not_the_chronic_step():
+    report = evaluate("l2rpn_case14_sandbox", "do-nothing", "train", nb_episode=2)  # 0000@0, 0000@288
+    offsets = [e for e in report["episodes"] if not e["scenario"].endswith("@0+288")]
+    assert offsets, "the first train scenarios include one that starts inside its chronic"
+    for episode in report["episodes"]:
+        assert episode["max_steps"] == int(episode["scenario"].split("+")[1])
+        assert episode["steps_survived"] <= episode["max_steps"]
+    assert report["survival_mean"] == 1.0  # doing nothing survives the sandbox grid
