@@ -9,7 +9,10 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
   candidate actions (reconnections, then topologies at the substations of the most loaded lines)
   and plays the one with the lowest simulated max rho if it beats doing nothing;
 - ``sac:PATH``: the policy of a training run (its directory or checkpoint file), acting when max
-  rho reaches its threshold and reconnecting or doing nothing otherwise.
+  rho reaches its threshold and reconnecting or doing nothing otherwise;
+- ``sac-checked:PATH`` or ``sac-checked:PATH:K``: the same policy, but its K most likely actions
+  (default 10) are simulated one step ahead with reconnect-or-nothing, and the one with the lowest
+  simulated max rho is played: what an operator sees as recommendations.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.simulate import simulate_rho
 from ace_core.rl.sac import SAC, SACConfig
 
-AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR")
+AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR", "sac-checked:RUN_DIR[:K]")
+DEFAULT_CHECKED_K = 10
 DEFAULT_GREEDY_BUDGET = 64
 
 
@@ -150,6 +154,24 @@ class SacAgent(TimedAgent):
         return self.sac.act(self.features(obs), self.space.top_mask(obs), None)
 
 
+class CheckedSacAgent(SacAgent):
+    """The policy's top-k, checked by simulation against reconnect-or-nothing."""
+
+    def __init__(self, env, space, sac, features, rho_threshold: float, k: int = DEFAULT_CHECKED_K):
+        super().__init__(env, space, sac, features, rho_threshold)
+        self.k = k
+
+    def choose(self, obs) -> int:
+        default = reconnect_or_nothing(obs, self.space)
+        if obs.rho.max() < self.rho_threshold:
+            return default
+        ranked = self.sac.policy(self.features(obs), self.space.top_mask(obs)).top_k(self.k)
+        candidates = [default] + [index for index, _ in ranked if index != default]
+        scores = [simulated_max_rho(obs, self.space, self.action_space, index) for index in candidates]
+        self.stats["simulate_calls"] += len(candidates)
+        return candidates[int(np.argmin(scores))]
+
+
 def load_sac(
     path: Path, env, space: ActionSpace | None = None
 ) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
@@ -196,4 +218,14 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     if kind == "sac" and argument:
         sac, space, features, config = load_sac(Path(argument), env, space)
         return SacAgent(env, space, sac, features, config.rho_threshold)
+    if kind == "sac-checked" and argument:
+        path, _, k = argument.rpartition(":") if argument.rpartition(":")[2].isdigit() else (argument, "", "")
+        if k and int(k) < 1:
+            raise AgentSpecError(
+                f"sac-checked K {k!r} must be a positive integer, e.g. sac-checked:runs/a:10"
+            )
+        sac, space, features, config = load_sac(Path(path), env, space)
+        return CheckedSacAgent(
+            env, space, sac, features, config.rho_threshold, int(k) if k else DEFAULT_CHECKED_K
+        )
     raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")

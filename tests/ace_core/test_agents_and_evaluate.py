@@ -31,10 +31,10 @@ def sandbox_run(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("spec", ["do-nothing", "reconnect", "greedy:16", "sac"])
+@pytest.mark.parametrize("spec", ["do-nothing", "reconnect", "greedy:16", "sac", "sac-checked"])
 def test_each_agent_runs_a_test_episode_through_the_runner(tmp_path, sandbox_run, spec):
-    if spec == "sac":
-        spec = f"sac:{sandbox_run}"
+    if spec.startswith("sac"):
+        spec = f"{spec}:{sandbox_run}"
     out = tmp_path / "eval"
     report = evaluate("l2rpn_case14_sandbox", spec, "test", nb_episode=1, out_dir=out)
     (episode,) = report["episodes"]
