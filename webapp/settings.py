@@ -12,10 +12,15 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
 ``GRIDACE_RUNS_DIR``  where runs write checkpoints and episodes (default ``var/runs``)
 ``GRIDACE_HEARTBEAT_SECONDS`` / ``GRIDACE_STALE_AFTER_SECONDS`` / ``GRIDACE_MAX_AUTO_RESUMES``
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
+``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
+                      live feed worker take-over delay and polling period (defaults 10, 0.2)
+``GRIDACE_EXPLAIN_LLM`` / ``GRIDACE_EXPLAIN_LLM_MODEL`` / ``GRIDACE_EXPLAIN_LLM_OPTIONS`` (JSON)
+                      the LLM explaining live recommendations (defaults: local, offline model)
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -75,6 +80,7 @@ INSTALLED_APPS = [
     "webapp.audit",
     "webapp.training",
     "webapp.review",
+    "webapp.operations",
 ]
 
 MIDDLEWARE = [
@@ -148,7 +154,8 @@ LIVE_RELAY_INTERVAL_SECONDS = env_number("LIVE_RELAY_INTERVAL_SECONDS", 1.0)
 TASKS = {
     "default": {
         "BACKEND": "django_tasks_db.DatabaseBackend",
-        "QUEUES": ["default", "training"],
+        # explain: LLM explanations of live recommendations, apart from the live feed's fast path
+        "QUEUES": ["default", "training", "explain"],
     }
 }
 
@@ -161,6 +168,17 @@ GRIDACE_HEARTBEAT_SECONDS = env_number("GRIDACE_HEARTBEAT_SECONDS", 3.0)
 GRIDACE_STALE_AFTER_SECONDS = env_number("GRIDACE_STALE_AFTER_SECONDS", 30.0)
 GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
 GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
+
+# --- live operations ------------------------------------------------------------------------
+# A live session whose feed worker is silent this long is taken over by another worker.
+GRIDACE_LIVE_STALE_SECONDS = env_number("GRIDACE_LIVE_STALE_SECONDS", 10.0)
+# How often the feed worker looks for new sessions, pause/step commands and decisions.
+GRIDACE_LIVE_POLL_SECONDS = env_number("GRIDACE_LIVE_POLL_SECONDS", 0.2)
+# The LLM that explains recommendations (ace_core.llm.factory.make_backend), on the explain queue.
+GRIDACE_EXPLAIN_LLM = os.environ.get("GRIDACE_EXPLAIN_LLM", "local")
+GRIDACE_EXPLAIN_LLM_MODEL = os.environ.get("GRIDACE_EXPLAIN_LLM_MODEL", "")
+GRIDACE_EXPLAIN_LLM_OPTIONS = json.loads(os.environ.get("GRIDACE_EXPLAIN_LLM_OPTIONS", '{"threads": 1}'))
+GRIDACE_EXPLAIN_MAX_TOKENS = int(env_number("GRIDACE_EXPLAIN_MAX_TOKENS", 96))
 
 # --- auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -8,6 +8,7 @@ admin.site.site_title = "GridACE admin"
 
 urlpatterns = [
     path("", include("webapp.accounts.urls")),
+    path("live/", include("webapp.operations.urls")),
     path("runs/", include("webapp.training.urls")),
     path("review/", include("webapp.review.urls")),
     path("audit/", include("webapp.audit.urls")),

@@ -36,19 +36,37 @@ ROUTES: dict[str, tuple[str, str]] = {
     "review:shaping_list": ("reviewer", "get"),
     "audit:entry_list": ("engineer", "get"),
     "audit:export": ("reviewer", "get"),
+    "operations:session_list": ("viewer", "get"),
+    "operations:session_start": ("engineer", "get"),
+    "operations:console": ("viewer", "get"),
+    "operations:replay": ("viewer", "get"),
+    "operations:export": ("viewer", "get"),
+    "operations:control": ("controller", "post"),
+    "operations:decide": ("operator", "post"),
+    "operations:what_if": ("operator", "post"),
+    "operations:apply": ("operator", "post"),
+    "operations:alarm_ack": ("operator", "post"),
+    "operations:explain": ("operator", "post"),
 }
 # Roles refused on each route (beyond anonymous): every role the route is not for.
 WRONG_ROLES = {
     "any": ["none"],
     "engineer": ["operator", "reviewer", "none"],
     "reviewer": ["operator", "engineer", "none"],
+    "operator": ["engineer", "reviewer", "none"],
+    # the live pages: operators and engineers watch and control, reviewers do not
+    "viewer": ["reviewer", "none"],
+    "controller": ["reviewer", "none"],
 }
+# the role let in when a route is for several
+ALLOWED = {"any": "engineer", "viewer": "operator", "controller": "operator"}
 # audit:entry_list is for engineers and reviewers: refuse only the others.
 WRONG_ROLES_BY_ROUTE = {"audit:entry_list": ["operator", "none"]}
 
 SOCKETS = {
     "ws_run": ("engineer", "/ws/runs/{run}/"),
     "ws_review_queue": ("reviewer", "/ws/review/"),
+    "ws_live_session": ("viewer", "/ws/live/{session}/"),
 }
 
 
@@ -72,13 +90,50 @@ def test_the_tables_name_every_route():
 
 
 @pytest.fixture
-def objects(make_run, make_refinement) -> dict[str, Any]:
-    from webapp.training.models import Checkpoint
+def objects(make_run, make_refinement, engineer) -> dict[str, Any]:
+    from django.utils import timezone
+
+    from webapp.operations.models import Alarm, LiveRecommendation, LiveSession
+    from webapp.training.models import Checkpoint, Deployment
 
     run = make_run()
     refinement = make_refinement(run)
     checkpoint = Checkpoint.objects.create(run=run, step=100, path="/nowhere.pt")
-    return {"run": run, "refinement": refinement, "checkpoint": checkpoint}
+    # rows only: the routes' gates are under test here, not the live grid
+    deployment = Deployment.objects.create(
+        checkpoint=checkpoint, deployed_by=engineer, deployed_at=timezone.now(), path="/nowhere.pt"
+    )
+    session = LiveSession.objects.create(
+        env="l2rpn_case14_sandbox",
+        scenario_index=0,
+        deployment=deployment,
+        created_by=engineer,
+        status="stopped",
+    )
+    alarm = Alarm.objects.create(
+        session=session, step=0, kind="overload", message="m", raised_at=timezone.now()
+    )
+    rec = LiveRecommendation.objects.create(
+        session=session,
+        step=0,
+        rank=0,
+        action={"kind": "nothing"},
+        description="do nothing",
+        confidence=1.0,
+        source="policy",
+        max_rho_before=0.5,
+    )
+    return {
+        "run": run,
+        "refinement": refinement,
+        "checkpoint": checkpoint,
+        "session": session,
+        "alarm": alarm,
+        "rec": rec,
+    }
+
+
+_NO_ARGS = {"operations:session_list", "operations:session_start"}
 
 
 def _url(name: str, objects: dict[str, Any]) -> str:
@@ -91,7 +146,9 @@ def _url(name: str, objects: dict[str, Any]) -> str:
         "training:checkpoint_deploy": [run.pk, checkpoint.pk],
         "review:refinement_detail": [run.pk, refinement.pk],
         "review:refinement_decide": [run.pk, refinement.pk],
-    }.get(name, [])
+        "operations:alarm_ack": [objects["session"].pk, objects["alarm"].pk],
+        "operations:explain": [objects["session"].pk, objects["rec"].pk],
+    }.get(name, [objects["session"].pk] if name.startswith("operations:") and name not in _NO_ARGS else [])
     return reverse(name, args=args)
 
 
@@ -108,7 +165,7 @@ def test_route_refuses_anonymous_and_wrong_roles(name, role_users, objects):
         response = getattr(client_for(role_users[wrong]), method)(url)
         assert response.status_code == 403, (name, wrong)
 
-    allowed = role_users["engineer" if role == "any" else role]
+    allowed = role_users[ALLOWED.get(role, role)]
     response = getattr(client_for(allowed), method)(url)
     # In (an empty POST may be refused for its content: 400, never for the user: 403).
     assert response.status_code in (200, 302, 400), (name, response.status_code)
@@ -135,12 +192,12 @@ def test_the_admin_refuses_anonymous_and_operators(role_users):
 @pytest.mark.parametrize("name", sorted(SOCKETS))
 async def test_socket_refuses_anonymous_and_wrong_roles(name, role_users, objects):
     role, template = SOCKETS[name]
-    path = template.format(run=objects["run"].pk)
+    path = template.format(run=objects["run"].pk, session=objects["session"].pk)
     for wrong in [None, *(role_users[w] for w in WRONG_ROLES[role])]:
         socket = communicator(path, await sync_to_async(socket_headers)(wrong))
         connected, _ = await socket.connect()
         assert not connected, (name, wrong)
-    socket = communicator(path, await sync_to_async(socket_headers)(role_users[role]))
+    socket = communicator(path, await sync_to_async(socket_headers)(role_users[ALLOWED.get(role, role)]))
     connected, _ = await socket.connect()
     assert connected, name
     await socket.disconnect()

@@ -21,6 +21,8 @@ def roles(request: HttpRequest) -> dict[str, Any]:
             "view_shapings": user.has_perm(perms.VIEW_SHAPINGS),
             "view_audit": user.has_perm(perms.VIEW_AUDIT),
             "view_deployment": user.has_perm(perms.VIEW_DEPLOYMENT),
+            "view_sessions": user.has_perm(perms.VIEW_SESSIONS),
+            "start_sessions": user.has_perm(perms.START_SESSIONS),
             "admin": user.is_staff,
         }
     }

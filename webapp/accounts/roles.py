@@ -21,9 +21,13 @@ DECIDE_REFINEMENTS = "review.decide_refinement"
 VIEW_SHAPINGS = "review.view_rewardshaping"
 VIEW_AUDIT = "audit.view_auditentry"
 EXPORT_AUDIT = "audit.export_auditentry"
+VIEW_SESSIONS = "operations.view_livesession"
+START_SESSIONS = "operations.start_livesession"
+CONTROL_SESSIONS = "operations.control_livesession"
+OPERATE_SESSIONS = "operations.operate_livesession"
 
 ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
-    OPERATOR: (VIEW_DEPLOYMENT,),
+    OPERATOR: (VIEW_DEPLOYMENT, VIEW_SESSIONS, CONTROL_SESSIONS, OPERATE_SESSIONS),
     ENGINEER: (
         VIEW_RUNS,
         LAUNCH_RUNS,
@@ -33,6 +37,9 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "training.view_checkpoint",
         "training.view_evaluation",
         VIEW_AUDIT,
+        VIEW_SESSIONS,
+        START_SESSIONS,
+        CONTROL_SESSIONS,
     ),
     REVIEWER: (
         VIEW_REFINEMENTS,

@@ -37,6 +37,8 @@ class Migration(migrations.Migration):
         ("training", "0001_initial"),
         ("review", "0001_initial"),
         ("audit", "0001_initial"),
+        # the role map names the live console's permissions too
+        ("operations", "0001_initial"),
     ]
 
     operations = [migrations.RunPython(create_role_groups, remove_role_groups)]

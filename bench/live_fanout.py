@@ -1,0 +1,306 @@
+"""Websocket fan-out of the live console: N authenticated clients on one daphne process, each
+receiving the live feed's step messages (1 per second by default) for a bounded time.
+
+Sets up a Postgres database of its own (``gridace_bench_live`` on the server of
+``$BENCH_DATABASE_SERVER``, default postgres://postgres@127.0.0.1:5432), needs Redis
+(``$REDIS_URL``, default redis://127.0.0.1:6379/0; channels_redis with max_connections 2000 as the
+settings configure it), deploys a policy with random weights, starts one live session, then runs
+daphne and ``manage.py live_feed`` as child processes on 127.0.0.1. The clients (a minimal
+RFC 6455 client on asyncio, loopback only, sending an Origin header and a session cookie each)
+measure end-to-end latency from the worker's step (``stepped_at`` in the message) to receipt.
+Prints JSON: latency p50/p95/p99/max, dropped connections, messages per client, daphne RSS.
+
+    .venv/bin/python bench/live_fanout.py [--clients 200] [--seconds 60] [--speed 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATABASE = "gridace_bench_live"
+CONNECT_CONCURRENCY = 25
+CONNECT_TIMEOUT_S = 20.0
+
+
+# ----- a minimal websocket client (text frames, ping/pong, close) -----------------------------
+async def ws_open(port: int, path: str, cookie: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=2**22)
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1:{port}\r\n"
+        f"Cookie: sessionid={cookie}\r\n\r\n"
+    )
+    writer.write(request.encode())
+    await writer.drain()
+    status = await reader.readline()
+    if b" 101 " not in status:
+        raise ConnectionError(f"handshake refused: {status.decode().strip()}")
+    while (await reader.readline()) not in (b"\r\n", b""):
+        pass
+    return reader, writer
+
+
+def ws_frame(opcode: int, payload: bytes) -> bytes:
+    mask = os.urandom(4)
+    head = bytes([0x80 | opcode])
+    n = len(payload)
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + struct.pack("!H", n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack("!Q", n)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+async def ws_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str | None:
+    """The next text message (answering pings on the way); None when the server closed."""
+    parts: list[bytes] = []
+    while True:
+        b1, b2 = await reader.readexactly(2)
+        opcode, length = b1 & 0x0F, b2 & 0x7F
+        if length == 126:
+            (length,) = struct.unpack("!H", await reader.readexactly(2))
+        elif length == 127:
+            (length,) = struct.unpack("!Q", await reader.readexactly(8))
+        payload = await reader.readexactly(length)
+        if opcode == 0x8:
+            return None
+        if opcode == 0x9:
+            writer.write(ws_frame(0xA, payload))
+            continue
+        if opcode in (0x1, 0x0):
+            parts.append(payload)
+            if b1 & 0x80:
+                return b"".join(parts).decode()
+
+
+class Client:
+    def __init__(self, index: int, cookie: str) -> None:
+        self.index = index
+        self.cookie = cookie
+        self.latencies: list[float] = []
+        self.steps = 0
+        self.connected = False
+        self.dropped = ""
+        self.measuring = False
+
+    async def run(self, port: int, path: str, connect_gate: asyncio.Semaphore, stop: asyncio.Event) -> None:
+        async with connect_gate:
+            try:
+                reader, writer = await asyncio.wait_for(ws_open(port, path, self.cookie), CONNECT_TIMEOUT_S)
+            except Exception as error:
+                self.dropped = f"connect: {type(error).__name__}: {error}"
+                return
+        self.connected = True
+        stopper = asyncio.create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                reading = asyncio.create_task(ws_read(reader, writer))
+                done, _ = await asyncio.wait({reading, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                if reading not in done:
+                    reading.cancel()
+                    break
+                text = reading.result()
+                if text is None:
+                    self.dropped = "closed by the server"
+                    break
+                if self.measuring and '"kind":"step"' in text[:20]:
+                    message = json.loads(text)
+                    self.latencies.append(time.time() * 1000.0 - message["stepped_at"])
+                    self.steps += 1
+        except (asyncio.IncompleteReadError, ConnectionError) as error:
+            self.dropped = f"{type(error).__name__}"
+        finally:
+            stopper.cancel()
+            writer.close()
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--speed", type=float, default=1.0, help="seconds between two grid steps")
+    args = parser.parse_args()
+    if not 1 <= args.clients <= 2000 or not 1 <= args.seconds <= 600:
+        raise SystemExit("accepted: 1 to 2000 clients, 1 to 600 seconds")
+
+    server = os.environ.get("BENCH_DATABASE_SERVER", "postgres://postgres@127.0.0.1:5432")
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {DATABASE}")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{server}/{DATABASE}",
+        "REDIS_URL": redis_url,
+        "CHANNEL_LAYER_PREFIX": "gridace-bench",
+        "DJANGO_SETTINGS_MODULE": "webapp.settings",
+        "GRIDACE_VAR_DIR": str(Path("/tmp") / "gridace-fanout-bench"),
+        "LIVE_RELAY_FROM_DB": "0",
+    }
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test import Client as DjangoClient
+
+    from ace_core.live import untrained_policy
+    from webapp.accounts.services import role_groups_sync, user_create_with_role
+    from webapp.operations.models import LiveSession, SessionStep
+    from webapp.operations.services import session_start
+    from webapp.training.models import Checkpoint, RunStatus, TrainingRun
+    from webapp.training.services.deployment import checkpoint_deploy
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    call_command("migrate", verbosity=0)
+    role_groups_sync()
+    engineer = user_create_with_role(
+        username="bench-engineer", password="bench-password-123", role="engineer"
+    )
+    operator = user_create_with_role(
+        username="bench-operator", password="bench-password-123", role="operator"
+    )
+    var_dir = Path(env["GRIDACE_VAR_DIR"])
+    run = TrainingRun.objects.create(
+        config={},
+        env="l2rpn_case14_sandbox",
+        total_steps=1,
+        status=RunStatus.SUCCEEDED,
+        launched_by=engineer,
+        out_dir=str(var_dir),
+    )
+    policy = untrained_policy("l2rpn_case14_sandbox", var_dir / "policy" / "checkpoint.pt", hidden=32)
+    checkpoint_deploy(checkpoint=Checkpoint.objects.create(run=run, step=1, path=str(policy)), user=engineer)
+    session = session_start(user=engineer, scenario_index=0, speed_seconds=args.speed, label="fan-out bench")
+    cookies = []
+    for _ in range(args.clients):  # one login (one Django session) per client
+        client = DjangoClient()
+        client.force_login(operator)
+        cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
+
+    port = free_port()
+    logs = open(var_dir / "fanout-processes.log", "w")
+    daphne = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "webapp.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=logs,
+        stderr=subprocess.STDOUT,
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "live_feed"], cwd=ROOT, env=env, stdout=logs, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        while SessionStep.objects.filter(session=session).count() < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        figures = asyncio.run(_measure(args, port, f"/ws/live/{session.pk}/", cookies, daphne.pid))
+        session.refresh_from_db()
+        figures["worker_steps_total"] = session.current_step
+        figures["worker_status"] = LiveSession.objects.get(pk=session.pk).status
+    finally:
+        for process in (worker, daphne):
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        logs.close()
+    print(json.dumps(figures, indent=2))
+
+
+async def _measure(args, port: int, path: str, cookies: list[str], daphne_pid: int) -> dict:
+    clients = [Client(i, cookie) for i, cookie in enumerate(cookies)]
+    stop = asyncio.Event()
+    gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    rss_before = rss_mb(daphne_pid)
+    connect_started = time.monotonic()
+    tasks = [asyncio.create_task(c.run(port, path, gate, stop)) for c in clients]
+    while time.monotonic() - connect_started < 60 and sum(
+        c.connected or bool(c.dropped) for c in clients
+    ) < len(clients):
+        await asyncio.sleep(0.2)
+    connect_seconds = time.monotonic() - connect_started
+    await asyncio.sleep(1.0)  # let the snapshots go through before measuring
+    for c in clients:
+        c.measuring = True
+    samples = []
+    started = time.monotonic()
+    while time.monotonic() - started < args.seconds:
+        await asyncio.sleep(1.0)
+        samples.append(rss_mb(daphne_pid))
+    stop.set()
+    await asyncio.wait(tasks, timeout=15)
+    latencies = [x for c in clients for x in c.latencies]
+    per_client = [c.steps for c in clients if c.connected]
+    return {
+        "clients": len(clients),
+        "connected": sum(c.connected for c in clients),
+        "connect_seconds": round(connect_seconds, 2),
+        "dropped": sum(bool(c.dropped) for c in clients),
+        "drop_reasons": sorted({c.dropped for c in clients if c.dropped})[:5],
+        "seconds": args.seconds,
+        "step_period_s": args.speed,
+        "messages_received": len(latencies),
+        "messages_per_client_min": min(per_client) if per_client else 0,
+        "messages_per_client_max": max(per_client) if per_client else 0,
+        "latency_ms_p50": round(percentile(latencies, 50), 1),
+        "latency_ms_p95": round(percentile(latencies, 95), 1),
+        "latency_ms_p99": round(percentile(latencies, 99), 1),
+        "latency_ms_max": round(max(latencies), 1) if latencies else None,
+        "daphne_rss_mb_before_clients": round(rss_before, 1),
+        "daphne_rss_mb_first": round(samples[0], 1) if samples else None,
+        "daphne_rss_mb_peak": round(max(samples), 1) if samples else None,
+        "daphne_rss_mb_last": round(samples[-1], 1) if samples else None,
+    }
+
+
+if __name__ == "__main__":
+    main()

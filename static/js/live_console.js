@@ -1,0 +1,324 @@
+/* The operator's console: the diagram, timeline, alarms, recommendations and what-if panel,
+   fed by the session's websocket (a snapshot, then one message per step and panel updates).
+   Buttons post JSON to the console's endpoints; refusals are shown as they come back. */
+(function () {
+  "use strict";
+  var config = JSON.parse(document.getElementById("console-config").textContent);
+  var diagram = document.getElementById("diagram");
+  var timeline = document.getElementById("timeline");
+  var view = { layout: null, state: null, step: -1, session: config.session, recs: [] };
+  window.gridaceLatencies = [];  // ms from the worker's step to the diagram drawn (the browser test reads it)
+  var link = null;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { node.textContent = text; }
+    return node;
+  }
+  function pct(rho) { return rho === null || rho === undefined ? "n/a" : (rho * 100).toFixed(1) + "%"; }
+  function csrf() {
+    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify(body || {})
+    }).then(function (response) {
+      return response.json().then(function (data) {
+        if (!response.ok) { throw new Error(data.error || ("HTTP " + response.status)); }
+        return data;
+      });
+    });
+  }
+  function notice(text, isError) {
+    var box = $("notice");
+    box.textContent = text;
+    box.className = isError ? "error" : "notice";
+    box.hidden = !text;
+  }
+
+  // ----- session header -----
+  function showSession(session) {
+    view.session = session;
+    $("session-status").textContent = session.status + (session.end_reason ? " (" + session.end_reason + ")" : "");
+    $("session-status").className = "status status-" + session.status;
+    $("session-speed").textContent = session.speed_seconds;
+    var live = session.status === "running" || session.status === "paused";
+    document.querySelectorAll(".control").forEach(function (b) { b.disabled = !live; });
+  }
+
+  // ----- diagram and timeline -----
+  function drawState(stepped_at) {
+    if (!view.layout || !view.state) { return; }
+    $("step").textContent = view.state.step;
+    $("grid-time").textContent = view.state.time;
+    $("max-rho").textContent = pct(view.state.max_rho);
+    $("max-rho").className = view.state.max_rho >= 1 ? "bad" : "";
+    $("overloads").textContent = view.state.overloads.length;
+    var step = view.state.step;
+    GridDiagram.draw(diagram, view.layout, view.state).then(function () {
+      diagram.dataset.step = step;
+      diagram.dataset.rendered = String(Number(diagram.dataset.rendered || 0) + 1);
+      if (stepped_at) { window.gridaceLatencies.push(Date.now() - stepped_at); }
+    });
+  }
+  function resetTimeline(t) {
+    Plotly.react(timeline, [
+      { x: t.step, y: t.max_rho, name: "max rho", type: "scatter", mode: "lines", line: { color: "#1f77b4" } },
+      { x: t.step, y: t.overloads, name: "overloads", type: "bar", yaxis: "y2", marker: { color: "#d62728" }, opacity: 0.5 }
+    ], {
+      margin: { l: 45, r: 45, t: 10, b: 30 }, legend: { orientation: "h" }, height: 220,
+      yaxis: { title: "max rho", rangemode: "tozero" },
+      yaxis2: { title: "overloads", overlaying: "y", side: "right", rangemode: "tozero", dtick: 1 },
+      shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: 1, y1: 1, line: { color: "#d62728", dash: "dot", width: 1 } }]
+    }, { displayModeBar: false, responsive: true });
+  }
+
+  // ----- alarms, decisions, recommendations -----
+  function showAlarms(alarms) {
+    var list = $("alarms");
+    list.textContent = "";
+    var open = 0;
+    alarms.forEach(function (alarm) {
+      var item = el("li", { id: "alarm-" + alarm.id, "class": "alarm alarm-" + alarm.kind + (alarm.acknowledged_at ? " acked" : "") });
+      item.appendChild(el("span", { "class": "when" }, "step " + alarm.step + " · " + alarm.raised_at.slice(11, 19)));
+      item.appendChild(el("span", { "class": "what" }, " " + alarm.message + " "));
+      if (alarm.acknowledged_at) {
+        item.appendChild(el("span", { "class": "muted" }, "acknowledged by " + alarm.acknowledged_by));
+      } else {
+        open += 1;
+        if (config.canOperate) {
+          var button = el("button", { type: "button", "class": "ack" }, "Acknowledge");
+          button.addEventListener("click", function () {
+            post(config.urls.ack.replace("{id}", alarm.id)).then(function () { notice(""); }, function (e) { notice(e.message, true); });
+          });
+          item.appendChild(button);
+        }
+      }
+      list.appendChild(item);
+    });
+    $("alarm-count").textContent = open;
+  }
+  function addAlarms(alarms) {
+    if (!alarms.length) { return; }
+    var current = view.alarms || [];
+    view.alarms = alarms.concat(current).slice(0, 50);
+    showAlarms(view.alarms);
+  }
+  function showDecisions(decisions) {
+    var list = $("decisions");
+    list.textContent = "";
+    decisions.forEach(function (d) {
+      var outcome = d.outcome && d.outcome.max_rho !== undefined ? " → max rho " + pct(d.outcome.max_rho) + " at step " + d.outcome.step : "";
+      list.appendChild(el("li", { id: "decision-" + d.id, "class": "decision decision-" + d.status },
+        "step " + d.step + ": " + d.decided_by + " " + d.kind + " «" + d.description + "» — " + d.status + outcome));
+    });
+  }
+  function showRecs(recs) {
+    view.recs = recs;
+    var box = $("recommendations");
+    box.textContent = "";
+    if (!recs.length) { box.appendChild(el("p", { "class": "muted" }, "No recommendation for this step.")); }
+    recs.forEach(function (rec) {
+      var card = el("article", { id: "rec-" + rec.id, "class": "rec-card rec-" + rec.status, "data-step": rec.step });
+      var head = el("header");
+      head.appendChild(el("strong", {}, "#" + (rec.rank + 1) + " "));
+      head.appendChild(el("span", { "class": "source source-" + rec.source }, rec.source === "greedy" ? "greedy fallback" : "policy"));
+      head.appendChild(el("span", { "class": "rec-status" }, " " + rec.status));
+      card.appendChild(head);
+      card.appendChild(el("p", { "class": "rec-action" }, rec.description));
+      var facts = "max rho " + pct(rec.max_rho_before) + " → " + pct(rec.max_rho_after) +
+        " · confidence " + (rec.confidence * 100).toFixed(1) + "%";
+      if (rec.lines_relieved.length) { facts += " · relieves lines " + rec.lines_relieved.join(", "); }
+      if (rec.new_overloads.length) { facts += " · new overloads on " + rec.new_overloads.join(", "); }
+      card.appendChild(el("p", { "class": "rec-facts" }, facts));
+      if (rec.error) { card.appendChild(el("p", { "class": "error" }, rec.error)); }
+      if (rec.explanation_status) {
+        var words = rec.explanation_status === "pending" ? "asking the LLM…" :
+          rec.explanation + (rec.explanation_model ? " — " + rec.explanation_model : "");
+        card.appendChild(el("p", { "class": "explanation explanation-" + rec.explanation_status }, words));
+      }
+      if (config.canOperate) {
+        var actions = el("div", { "class": "actions" });
+        var open = rec.status === "open";
+        [["accept", "Accept"], ["reject", "Reject"], ["whatif", "What-if"], ["explain", "Explain"]].forEach(function (pair) {
+          var b = el("button", { type: "button", "class": pair[0] }, pair[1]);
+          if ((pair[0] === "accept" || pair[0] === "reject") && !open) { b.disabled = true; }
+          b.addEventListener("click", function () { onCard(pair[0], rec); });
+          actions.appendChild(b);
+        });
+        card.appendChild(actions);
+      }
+      box.appendChild(card);
+    });
+  }
+  function onCard(what, rec) {
+    if (what === "accept" || what === "reject") {
+      post(config.urls.decide, { recommendation: rec.id, step: rec.step, decision: what }).then(function (data) {
+        notice(what === "accept" ? "Accepted: «" + rec.description + "» will be played at the next step." : "Rejected.");
+      }, function (e) { notice(e.message, true); });
+    } else if (what === "explain") {
+      post(config.urls.explain.replace("{id}", rec.id)).then(function () { notice("Explanation requested."); },
+        function (e) { notice(e.message, true); });
+    } else {
+      fillWhatIf(rec.action);
+      simulate();
+    }
+  }
+
+  // ----- what-if panel -----
+  function fillSubstations() {
+    var select = $("wi-sub");
+    select.textContent = "";
+    view.layout.substations.forEach(function (sub) { select.appendChild(el("option", { value: sub.id }, sub.id + " · " + sub.name)); });
+    var lines = $("wi-line");
+    lines.textContent = "";
+    view.layout.lines.forEach(function (line) { lines.appendChild(el("option", { value: line.id }, line.id + " · " + line.name)); });
+    fillElements();
+  }
+  function fillElements(chosen) {
+    var sub = view.layout.substations[Number($("wi-sub").value)];
+    var box = $("wi-elements");
+    box.textContent = "";
+    sub.elements.forEach(function (label, j) {
+      var row = el("label", { "class": "wi-element" }, label + " ");
+      var current = view.state ? view.state.bus[sub.start + j] : 1;
+      var select = el("select", { "data-element": j, id: "wi-el-" + j });
+      [["", "keep (bus " + current + ")"], ["1", "bus 1"], ["2", "bus 2"]].forEach(function (opt) {
+        select.appendChild(el("option", { value: opt[0] }, opt[1]));
+      });
+      if (chosen && chosen[j]) { select.value = String(chosen[j]); }
+      row.appendChild(select);
+      box.appendChild(row);
+    });
+  }
+  function showKind() {
+    var kind = $("wi-kind").value;
+    $("wi-topology").hidden = kind !== "topology";
+    $("wi-line-box").hidden = kind !== "line";
+  }
+  function fillWhatIf(action) {
+    if (action.kind === "topology") {
+      $("wi-kind").value = "topology";
+      $("wi-sub").value = String(action.substation);
+      var chosen = {};
+      action.set.forEach(function (pair) { chosen[pair[0]] = pair[1]; });
+      fillElements(chosen);
+    } else if (action.kind === "line") {
+      $("wi-kind").value = "line";
+      $("wi-line").value = String(action.line);
+      $("wi-line-status").value = action.status;
+    } else {
+      $("wi-kind").value = "nothing";
+    }
+    showKind();
+  }
+  function composed() {
+    var kind = $("wi-kind").value;
+    if (kind === "topology") {
+      var set = [];
+      document.querySelectorAll("#wi-elements select").forEach(function (s) {
+        if (s.value) { set.push([Number(s.dataset.element), Number(s.value)]); }
+      });
+      return { kind: "topology", substation: Number($("wi-sub").value), set: set };
+    }
+    if (kind === "line") { return { kind: "line", line: Number($("wi-line").value), status: $("wi-line-status").value }; }
+    return { kind: "nothing" };
+  }
+  function simulate() {
+    var result = $("wi-result");
+    result.textContent = "simulating…";
+    result.className = "";
+    post(config.urls.whatIf, { step: view.step, action: composed() }).then(function (data) {
+      var w = data.what_if;
+      result.dataset.step = w.step;
+      if (!w.legal) {
+        result.className = "error";
+        result.textContent = "Refused: " + w.refusal;
+        return;
+      }
+      var text = "«" + w.description + "» at step " + w.step + ": max rho " + pct(w.max_rho_before) + " → " + pct(w.max_rho_after);
+      text += w.overloads_after.length ? " · overloads after: lines " + w.overloads_after.join(", ") : " · no overload after";
+      if (w.lines_relieved.length) { text += " · relieves " + w.lines_relieved.join(", "); }
+      if (w.stale) { text += " (the grid has moved on since)"; }
+      result.className = w.max_rho_after >= 1 ? "warn" : "ok";
+      result.textContent = text;
+    }, function (e) { result.className = "error"; result.textContent = e.message; });
+  }
+  function applyComposed() {
+    post(config.urls.apply, { step: view.step, action: composed() }).then(function (data) {
+      notice("Your action «" + data.decision.description + "» will be played at the next step.");
+    }, function (e) { notice(e.message, true); });
+  }
+
+  // ----- controls -----
+  function control(command, extra) {
+    var body = Object.assign({ command: command }, extra || {});
+    post(config.urls.control, body).then(function (data) { showSession(data.session); notice(""); },
+      function (e) { notice(e.message, true); });
+  }
+
+  // ----- messages -----
+  function onMessage(message) {
+    if (message.kind === "snapshot") {
+      view.layout = message.layout;
+      view.state = message.state;
+      view.step = message.state ? message.state.step : -1;
+      view.alarms = message.alarms;
+      showSession(message.session);
+      if (view.layout && view.layout.substations) { fillSubstations(); drawState(null); }
+      resetTimeline(message.timeline);
+      showRecs(message.recommendations);
+      showAlarms(message.alarms);
+      showDecisions(message.decisions);
+      return;
+    }
+    if (message.kind === "step") {
+      if (message.step <= view.step) { return; }  // already in the snapshot
+      if (message.state.delta && (!view.state || message.step !== view.step + 1)) { link.reconnect(); return; }
+      if (!view.layout || !view.layout.substations) { link.reconnect(); return; }
+      view.state = GridDiagram.applyDelta(view.state, message.state);
+      view.step = message.step;
+      showSession(message.session);
+      drawState(message.stepped_at);
+      Plotly.extendTraces(timeline, { x: [[message.step], [message.step]], y: [[view.state.max_rho], [view.state.overloads.length]] }, [0, 1]);
+      showRecs(message.recommendations);
+      addAlarms(message.alarms);
+      if (message.applied) {
+        var d = message.applied;
+        notice("Step " + message.step + ": «" + d.description + "» " + d.status + " (" + d.decided_by + ")" +
+          (d.outcome && d.outcome.refused ? ": " + d.outcome.refused : ""), d.status !== "applied");
+      }
+      return;
+    }
+    if (message.kind === "panel") {
+      showSession(message.session);
+      if (message.session.current_step === view.step) { showRecs(message.recommendations); }
+      view.alarms = message.alarms;
+      showAlarms(message.alarms);
+      showDecisions(message.decisions);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {});
+  $("wi-kind").addEventListener("change", showKind);
+  $("wi-sub").addEventListener("change", function () { fillElements(); });
+  $("wi-simulate").addEventListener("click", simulate);
+  if ($("wi-apply")) { $("wi-apply").addEventListener("click", applyComposed); }
+  document.querySelectorAll(".control").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var command = button.dataset.command;
+      control(command, command === "speed" ? { speed_seconds: Number($("speed-input").value) } : null);
+    });
+  });
+  showKind();
+  showSession(config.session);
+  link = GridLive.connect(config.socket, {
+    onMessage: onMessage,
+    onState: function (text) { $("live-state").textContent = text; }
+  });
+})();

@@ -1,0 +1,237 @@
+"""The feed worker's steps and recommendations, operators' decisions applied at the next step and
+audited, refusals (stale step, unknown names, illegal actions), and resuming after a restart."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from ace_core.live import LiveGrid, parse_action
+from tests.webapp.operations.conftest import ENV, run_feed
+from webapp.audit.models import AuditEntry
+from webapp.operations import mirror
+from webapp.operations.errors import DecisionConflictError, OperationsError, StaleStepError
+from webapp.operations.models import (
+    Decision,
+    DecisionStatus,
+    LiveRecommendation,
+    LiveSession,
+    RecommendationStatus,
+    SessionStep,
+)
+from webapp.operations.services import (
+    action_apply,
+    alarm_acknowledge,
+    recommendation_decide,
+    session_control,
+    session_start,
+    sessions_claim,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_each_step_is_recorded_with_simulated_recommendations(make_session):
+    session = make_session()
+    feed = run_feed(session, 3)
+    session.refresh_from_db()
+    assert session.current_step == 3 and session.decisions_open and session.layout["env"] == ENV
+    assert list(SessionStep.objects.filter(session=session).values_list("step", flat=True)) == [0, 1, 2, 3]
+    recs = LiveRecommendation.objects.filter(session=session, step=3).order_by("rank")
+    assert len(recs) >= 3 and all(r.source in ("policy", "greedy") for r in recs)
+    assert all(r.max_rho_after is not None or r.error for r in recs)
+    assert (
+        LiveRecommendation.objects.filter(session=session, step=2, status=RecommendationStatus.OPEN).count()
+        == 0
+    )
+    assert len(feed.recommend_ms) == 4 and all(ms > 0 for ms in feed.recommend_ms)
+    row = SessionStep.objects.get(session=session, step=3)
+    assert row.state["step"] == 3 and len(row.state["rho"]) == len(session.layout["lines"])
+    assert row.recommend_ms > 0 and row.text.startswith("Step ")
+
+
+def test_an_accepted_recommendation_is_played_at_the_next_step_and_audited(make_session, operator):
+    session = make_session()
+    run_feed(session, 1)
+    rec = LiveRecommendation.objects.filter(session=session, step=1, error="").order_by("rank").first()
+    decision = recommendation_decide(
+        session_id=session.pk, recommendation_id=rec.pk, user=operator, step=1, decision="accept"
+    )
+    assert decision.status == DecisionStatus.PENDING
+    run_feed(session, 1)
+    session.refresh_from_db()
+    decision.refresh_from_db()
+    assert decision.status == DecisionStatus.APPLIED and decision.applied_step == 2
+    row = SessionStep.objects.get(session=session, step=2)
+    assert row.applied_action == rec.action
+    assert decision.outcome["max_rho"] == row.state["max_rho"]
+    if rec.action["kind"] == "topology":  # the grid really changed: the buses are the action's
+        start = next(s["start"] for s in session.layout["substations"] if s["id"] == rec.action["substation"])
+        assert [row.state["bus"][start + e] for e, _ in rec.action["set"]] == [
+            b for _, b in rec.action["set"]
+        ]
+    accepted = AuditEntry.objects.get(action="live.recommendation.accept")
+    assert accepted.actor == operator
+    assert accepted.after["session"] == session.pk and accepted.after["step"] == 1
+    assert accepted.after["recommendation"] == rec.pk and accepted.after["decision"] == "accept"
+    outcome = AuditEntry.objects.get(action="live.decision.outcome")
+    assert outcome.actor is None and outcome.target_id == str(decision.pk)
+    assert outcome.after["step"] == 2 and outcome.after["max_rho"] == row.state["max_rho"]
+
+
+def test_decisions_on_a_stale_step_or_twice_are_refused(make_session, operator, make_user):
+    session = make_session()
+    run_feed(session, 2)
+    old = LiveRecommendation.objects.filter(session=session, step=1).first()
+    with pytest.raises(StaleStepError, match="step 1 is stale: the grid is now at step 2"):
+        recommendation_decide(
+            session_id=session.pk, recommendation_id=old.pk, user=operator, step=1, decision="accept"
+        )
+    current = list(LiveRecommendation.objects.filter(session=session, step=2, error="").order_by("rank"))
+    recommendation_decide(
+        session_id=session.pk, recommendation_id=current[0].pk, user=operator, step=2, decision="accept"
+    )
+    other = make_user("operator")
+    with pytest.raises(DecisionConflictError, match="step 2 already has an action"):
+        recommendation_decide(
+            session_id=session.pk, recommendation_id=current[1].pk, user=other, step=2, decision="accept"
+        )
+    with pytest.raises(DecisionConflictError, match="already accepted"):
+        recommendation_decide(
+            session_id=session.pk, recommendation_id=current[0].pk, user=other, step=2, decision="reject"
+        )
+    with pytest.raises(OperationsError, match="unknown decision 'maybe'; accepted: accept, reject"):
+        recommendation_decide(
+            session_id=session.pk, recommendation_id=current[1].pk, user=other, step=2, decision="maybe"
+        )
+    with pytest.raises(OperationsError, match="recommendation 999999 is not one of session"):
+        recommendation_decide(
+            session_id=session.pk, recommendation_id=999999, user=other, step=2, decision="reject"
+        )
+    assert Decision.objects.filter(session=session).count() == 1  # nothing half-written
+
+
+def test_what_if_matches_grid2op_and_refuses_bad_actions(make_session, operator):
+    session = make_session()
+    run_feed(session, 2)
+    session.refresh_from_db()
+    # the mirror's state is the worker's
+    grid = LiveGrid(ENV, 0, 0, None)
+    grid.replay([{}, {}])
+    action = {"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}
+    outcome = mirror.what_if(session=session, step=2, action=action)
+    sim_obs, *_ = grid.obs.simulate(
+        grid.env.action_space({"set_bus": {"substations_id": [(1, [0, 0, 2, 2, 0, 0])]}})
+    )
+    assert outcome["legal"] and np.isclose(outcome["max_rho_after"], sim_obs.rho.max(), atol=1e-3)
+    assert outcome["max_rho_before"] == SessionStep.objects.get(session=session, step=2).state["max_rho"]
+
+    bad = {
+        "unknown substation 99; this grid has substations 0 to 13": {
+            "kind": "topology",
+            "substation": 99,
+            "set": [[0, 2]],
+        },
+        "substation 1 has no element 9; accepted: 0 to 5": {
+            "kind": "topology",
+            "substation": 1,
+            "set": [[9, 2]],
+        },
+        "bus 3 is not accepted; accepted: 1 or 2": {"kind": "topology", "substation": 1, "set": [[0, 3]]},
+        "unknown line 77; this grid has lines 0 to 19": {"kind": "line", "line": 77, "status": "connect"},
+        "unknown action kind 'teleport'": {"kind": "teleport"},
+    }
+    for message, spec in bad.items():
+        with pytest.raises(OperationsError, match=message):
+            mirror.what_if(session=session, step=2, action=spec)
+    islanding = mirror.what_if(
+        session=session, step=2, action={"kind": "topology", "substation": 1, "set": [[5, 2]]}
+    )
+    assert not islanding["legal"], islanding
+    assert "would island load 0 on bus 2 of substation 1" in islanding["refusal"]
+    already = mirror.what_if(session=session, step=2, action={"kind": "line", "line": 3, "status": "connect"})
+    assert already["refusal"] == "line 3 is already connected"
+
+    # an illegal action is refused with the reason; a legal one is played at the next step
+    with pytest.raises(OperationsError, match="this action cannot be played: would island load 0"):
+        action_apply(
+            session_id=session.pk,
+            user=operator,
+            step=2,
+            action={"kind": "topology", "substation": 1, "set": [[5, 2]]},
+        )
+    action_apply(session_id=session.pk, user=operator, step=2, action=action)
+    run_feed(session, 1)
+    assert SessionStep.objects.get(session=session, step=3).state["bus"] == grid_after(action)
+
+
+def grid_after(action):
+    grid = LiveGrid(ENV, 0, 0, None)
+    grid.replay([{}, {}, action])
+    return grid.state["bus"]
+
+
+def test_a_restarted_worker_resumes_from_the_last_recorded_step(make_session, settings):
+    session = make_session()
+    run_feed(session, 3, token="worker-a")
+    # worker a dies: its heartbeat ages; worker b takes the session over and replays
+    LiveSession.objects.filter(pk=session.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=60))
+    assert sessions_claim(worker_token="worker-b") == [session.pk]
+    run_feed(session, 2, token="worker-b")
+    session.refresh_from_db()
+    assert session.current_step == 5 and session.resumes == 1 and session.worker_token == "worker-b"
+    states = [row.state for row in SessionStep.objects.filter(session=session).order_by("step")]
+    grid = LiveGrid(ENV, 0, 0, None)
+    expected = [grid.reset().state] + [
+        grid.step(parse_action({"kind": "nothing"}, grid.space)).state for _ in range(5)
+    ]
+    assert states == expected
+    # worker a, back from the dead, no longer owns it and stops without writing
+    run_feed(session, 1, token="worker-a")
+    assert SessionStep.objects.filter(session=session).count() == 6
+
+
+def test_pause_single_step_stop_and_alarm_acknowledgement(make_session, operator, engineer):
+    session = make_session(max_steps=4)
+    session_control(session_id=session.pk, user=operator, command="pause")
+    with pytest.raises(OperationsError, match="speed=99.0 s is out of range; accepted: 0.0 to 60.0"):
+        session_control(session_id=session.pk, user=operator, command="speed", speed_seconds=99.0)
+    session_control(session_id=session.pk, user=operator, command="step")
+    run_feed(session, 1)  # step 0 (the reset) and one requested step, then waits paused
+    session.refresh_from_db()
+    assert session.current_step == 1 and session.steps_requested == 0
+    session_control(session_id=session.pk, user=operator, command="resume")
+    run_feed(session, 10)  # the scenario is cut to 4 steps: it finishes
+    session.refresh_from_db()
+    assert (
+        session.status == "finished"
+        and session.end_reason == "scenario finished"
+        and session.current_step == 4
+    )
+    with pytest.raises(OperationsError, match="session .* is finished; only running or paused sessions obey"):
+        session_control(session_id=session.pk, user=engineer, command="stop")
+    alarm = session.alarms.create(
+        step=1, kind="overload", line=3, message="line 3 overloaded (rho 1.02)", raised_at=timezone.now()
+    )
+    alarm_acknowledge(session_id=session.pk, alarm_id=alarm.pk, user=operator)
+    with pytest.raises(DecisionConflictError, match="already acknowledged by"):
+        alarm_acknowledge(session_id=session.pk, alarm_id=alarm.pk, user=operator)
+    assert AuditEntry.objects.filter(action="live.alarm.acknowledge", actor=operator).count() == 1
+
+
+def test_a_session_needs_a_deployed_policy_and_valid_settings(engineer, deployment):
+    with pytest.raises(
+        OperationsError, match="scenario 999 does not exist for l2rpn_case14_sandbox; accepted: 0 to"
+    ):
+        session_start(user=engineer, scenario_index=999)
+    with pytest.raises(OperationsError, match="k=0 is out of range; accepted: 1 to 10"):
+        session_start(user=engineer, scenario_index=0, k=0)
+    assert LiveSession.objects.count() == 0
+
+
+def test_no_session_without_a_deployed_policy(engineer):
+    with pytest.raises(OperationsError, match="no policy is deployed"):
+        session_start(user=engineer, scenario_index=0)

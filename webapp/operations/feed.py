@@ -1,0 +1,193 @@
+"""The live feed: steps each session's grid at its speed and tells the consoles.
+
+``manage.py live_feed`` runs :class:`FeedWorker`: it claims live sessions nobody owns (new ones, or
+ones whose worker fell silent) and runs one :class:`SessionFeed` thread per session. A session
+feed rebuilds its grid by replaying the recorded actions (so a restarted worker resumes from the
+last persisted step), then loops: heartbeat; wait for the next tick (or a single step while
+paused); close the step to decisions and take the accepted action; step the grid; compute the
+policy's recommendations; record everything in one transaction; send the step message once,
+pre-encoded, to the session's group.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connections
+
+from ace_core.live import DO_NOTHING, LiveGrid, alarms_between, grid_layout, parse_action
+from webapp.operations import selectors, services
+from webapp.operations.errors import LostOwnershipError
+from webapp.operations.messages import group_name
+from webapp.operations.models import SessionStatus
+from webapp.training.broadcast import BackgroundPublisher
+
+logger = logging.getLogger(__name__)
+
+
+class SessionFeed:
+    """One session's loop; ``run(max_steps=n)`` returns after n steps (tests, benchmarks)."""
+
+    def __init__(self, *, session_id: int, worker_token: str, publisher: BackgroundPublisher | None) -> None:
+        self.session_id = session_id
+        self.worker_token = worker_token
+        self.publisher = publisher
+        self.stop = threading.Event()
+        self.recommend_ms: list[float] = []
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self.publisher is not None:
+            self.publisher.send(group_name(self.session_id), message)
+
+    def run(self, *, max_steps: int | None = None) -> None:
+        try:
+            self._run(max_steps)
+        except LostOwnershipError:
+            logger.info("session %s was taken over by another worker", self.session_id)
+        except Exception as error:
+            logger.exception("live session %s failed", self.session_id)
+            services.session_fail(
+                session_id=self.session_id,
+                worker_token=self.worker_token,
+                error=f"{type(error).__name__}: {error}",
+            )
+
+    def run_in_thread(self) -> None:
+        try:
+            self.run()
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    def _run(self, max_steps: int | None) -> None:
+        session = services.session_heartbeat(session_id=self.session_id, worker_token=self.worker_token)
+        grid = LiveGrid(
+            session.env,
+            session.scenario_index,
+            session.seed,
+            session.policy_path,
+            k=session.k,
+            max_steps=session.max_steps,
+        )
+        try:
+            self._loop(grid, session, max_steps)
+        finally:
+            grid.close()
+
+    def _loop(self, grid: LiveGrid, session: Any, max_steps: int | None) -> None:
+        services.session_resumed(
+            session_id=self.session_id,
+            worker_token=self.worker_token,
+            layout=grid_layout(grid.env, grid.space),
+        )
+        if session.current_step < 0:
+            result = grid.reset()
+            self._record(grid, result, None, "", None)
+        else:
+            grid.replay(selectors.applied_actions(session_id=self.session_id))
+            logger.info("session %s resumed at step %s", self.session_id, grid.step_index)
+        played = 0
+        due = time.monotonic() + session.speed_seconds
+        poll = settings.GRIDACE_LIVE_POLL_SECONDS
+        while not self.stop.is_set() and not grid.done and (max_steps is None or played < max_steps):
+            session = services.session_heartbeat(session_id=self.session_id, worker_token=self.worker_token)
+            if session.status not in (SessionStatus.RUNNING, SessionStatus.PAUSED):
+                return
+            if session.status == SessionStatus.PAUSED:
+                if not session.steps_requested:
+                    time.sleep(poll)
+                    due = time.monotonic()
+                    continue
+            else:
+                wait = due - time.monotonic()
+                if wait > 0:
+                    # wake up often enough to obey pause / stop / speed changes
+                    time.sleep(min(wait, poll))
+                    continue
+            # keep the cadence (no drift), but never try to catch up on time lost while behind
+            due = max(due + session.speed_seconds, time.monotonic())
+            previous = grid.state
+            decision = services.decisions_close(session_id=self.session_id, worker_token=self.worker_token)
+            action, refusal = DO_NOTHING, ""
+            if decision is not None:
+                action = parse_action(decision.action, grid.space)
+                # the grid moved on since the operator's what-if only if cooldowns changed; re-check
+                refusal = grid.refusal(action)
+                if refusal:
+                    action = DO_NOTHING
+            result = grid.step(action)
+            self._record(grid, result, decision, refusal, previous)
+            played += 1
+
+    def _record(
+        self, grid: LiveGrid, result: Any, decision: Any, refusal: str, previous: dict | None
+    ) -> None:
+        alarms = alarms_between(
+            previous, result.state, done=result.done, finished=result.finished, reason=result.reason
+        )
+        message = services.step_record(
+            session_id=self.session_id,
+            worker_token=self.worker_token,
+            result=result,
+            space=grid.space,
+            applied=decision,
+            refusal=refusal,
+            previous_state=previous,
+            alarms=alarms,
+        )
+        if "total_ms" in result.timings:
+            self.recommend_ms.append(result.timings["total_ms"])
+        self._send(message)
+
+
+class FeedWorker:
+    """Claims live sessions and runs each in its own thread until told to stop."""
+
+    def __init__(self, *, max_sessions: int = 8) -> None:
+        self.worker_token = uuid.uuid4().hex
+        self.max_sessions = max_sessions
+        self.publisher = BackgroundPublisher.shared()
+        self.feeds: dict[int, tuple[SessionFeed, threading.Thread]] = {}
+        self.stopping = threading.Event()
+
+    def poll_once(self) -> list[int]:
+        for session_id, (_, thread) in list(self.feeds.items()):
+            if not thread.is_alive():
+                del self.feeds[session_id]
+        room = self.max_sessions - len(self.feeds)
+        if room <= 0:
+            return []
+        close_old_connections()
+        claimed = services.sessions_claim(worker_token=self.worker_token, limit=room)
+        for session_id in claimed:
+            feed = SessionFeed(
+                session_id=session_id, worker_token=self.worker_token, publisher=self.publisher
+            )
+            thread = threading.Thread(
+                target=feed.run_in_thread, name=f"live-session-{session_id}", daemon=True
+            )
+            self.feeds[session_id] = (feed, thread)
+            thread.start()
+            logger.info("live feed %s took session %s", self.worker_token[:8], session_id)
+        return claimed
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                self.poll_once()
+                self.stopping.wait(settings.GRIDACE_LIVE_POLL_SECONDS * 5)
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the feeds and hand their sessions back, so another worker resumes them at once."""
+        for feed, thread in self.feeds.values():
+            feed.stop.set()
+            thread.join(timeout=10)
+            services.session_release(session_id=feed.session_id, worker_token=self.worker_token)
+        self.publisher.flush()
+        connections.close_all()

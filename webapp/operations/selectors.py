@@ -1,0 +1,138 @@
+"""Reading live sessions: lists, the console's snapshot and panels, replays, applied actions."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.db.models import QuerySet
+
+from webapp.operations import messages
+from webapp.operations.models import (
+    Alarm,
+    Decision,
+    LiveRecommendation,
+    LiveSession,
+    SessionStep,
+)
+
+RECENT_ALARMS = 30
+RECENT_DECISIONS = 15
+
+
+def session_list() -> QuerySet[LiveSession]:
+    return LiveSession.objects.select_related("created_by", "deployment__checkpoint")
+
+
+def session_get(*, pk: int) -> LiveSession | None:
+    return session_list().filter(pk=pk).first()
+
+
+@cache
+def scenario_names(env_name: str) -> tuple[str, ...]:
+    """Names of the scenarios a session of ``env_name`` can play, by index (opens the env once per
+    process: 1-3 s)."""
+    from ace_core.grid.envs import make_env
+    from ace_core.live import live_scenarios
+
+    return tuple(s.name for s in live_scenarios(make_env(env_name)))
+
+
+def applied_actions(*, session_id: int, after: int = 0, upto: int | None = None) -> list[dict[str, Any]]:
+    """The actions played to reach steps ``after + 1 .. upto`` (all recorded steps by default)."""
+    rows = SessionStep.objects.filter(session_id=session_id, step__gt=after)
+    if upto is not None:
+        rows = rows.filter(step__lte=upto)
+    return list(rows.order_by("step").values_list("applied_action", flat=True))
+
+
+def open_recommendations(*, session: LiveSession) -> list[LiveRecommendation]:
+    return list(
+        LiveRecommendation.objects.filter(session=session, step=session.current_step).order_by("rank")
+    )
+
+
+def panel(*, session: LiveSession) -> dict[str, Any]:
+    """What the console's side panels show: the session, the current step's recommendations,
+    alarms (all unacknowledged, plus the recent ones), the recent decisions."""
+    unacked = list(
+        Alarm.objects.filter(session=session, acknowledged_at__isnull=True).select_related("acknowledged_by")
+    )
+    recent = list(Alarm.objects.filter(session=session).select_related("acknowledged_by")[:RECENT_ALARMS])
+    alarms = {a.pk: a for a in [*unacked, *recent]}
+    decisions = Decision.objects.filter(session=session).select_related("decided_by")[:RECENT_DECISIONS]
+    return {
+        "kind": "panel",
+        "session": messages.session_dict(session),
+        "recommendations": [messages.recommendation_dict(r) for r in open_recommendations(session=session)],
+        "alarms": [messages.alarm_dict(a) for a in sorted(alarms.values(), key=lambda a: (-a.step, -a.pk))],
+        "decisions": [messages.decision_dict(d) for d in decisions],
+    }
+
+
+def snapshot(*, session_id: int) -> tuple[dict[str, Any], int] | None:
+    """The console's first message and the step it is at (the cursor for polling)."""
+    session = LiveSession.objects.filter(pk=session_id).first()
+    if session is None:
+        return None
+    last = SessionStep.objects.filter(session=session).order_by("-step").first()
+    timeline = list(
+        SessionStep.objects.filter(session=session)
+        .order_by("step")
+        .values_list("step", "max_rho", "overloads")
+    )
+    message = {
+        **panel(session=session),
+        "kind": "snapshot",
+        "layout": session.layout,
+        "state": last.state if last else None,
+        "timeline": {
+            "step": [t[0] for t in timeline],
+            "max_rho": [t[1] for t in timeline],
+            "overloads": [t[2] for t in timeline],
+        },
+    }
+    return message, (last.step if last else -1)
+
+
+def steps_since(*, session_id: int, cursor: int, revision: int) -> tuple[list[dict[str, Any]], int, int]:
+    """For pages without a channel layer between the worker and them: step messages after
+    ``cursor`` and a panel when the session changed otherwise. Returns (messages, cursor, revision)."""
+    session = LiveSession.objects.filter(pk=session_id).first()
+    if session is None:
+        return [], cursor, revision
+    out = []
+    rows = list(SessionStep.objects.filter(session=session, step__gt=cursor).order_by("step"))
+    if rows:
+        before = SessionStep.objects.filter(session=session, step=cursor).first()
+        previous = before.state if before else None
+        for row in rows:
+            recs = list(LiveRecommendation.objects.filter(session=session, step=row.step).order_by("rank"))
+            alarms = list(Alarm.objects.filter(session=session, step=row.step))
+            applied = Decision.objects.filter(session=session, applied_step=row.step).first()
+            out.append(
+                messages.step_message(
+                    session=session,
+                    row=row,
+                    previous_state=previous,
+                    recommendations=recs,
+                    alarms=alarms,
+                    applied=applied,
+                )
+            )
+            previous = row.state
+        cursor = rows[-1].step
+    if session.revision != revision:
+        out.append(panel(session=session))
+    return out, cursor, session.revision
+
+
+def replay_frames(*, session: LiveSession) -> list[dict[str, Any]]:
+    """Every recorded state of a session, with the action played to reach it, for the replay
+    page's time slider."""
+    rows = SessionStep.objects.filter(session=session).order_by("step").values_list("state", "applied_action")
+    return [{**state, "applied": applied} for state, applied in rows]
+
+
+def decision_count(*, session: LiveSession) -> int:
+    return Decision.objects.filter(session=session).count()

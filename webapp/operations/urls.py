@@ -1,0 +1,21 @@
+"""Live console pages and the JSON endpoints its buttons call."""
+
+from django.urls import path
+
+from webapp.operations import views
+
+app_name = "operations"
+
+urlpatterns = [
+    path("", views.SessionListView.as_view(), name="session_list"),
+    path("new/", views.SessionStartView.as_view(), name="session_start"),
+    path("<int:pk>/", views.ConsoleView.as_view(), name="console"),
+    path("<int:pk>/control/", views.ControlView.as_view(), name="control"),
+    path("<int:pk>/decide/", views.DecideView.as_view(), name="decide"),
+    path("<int:pk>/whatif/", views.WhatIfView.as_view(), name="what_if"),
+    path("<int:pk>/apply/", views.ApplyView.as_view(), name="apply"),
+    path("<int:pk>/alarms/<int:alarm_pk>/ack/", views.AlarmAckView.as_view(), name="alarm_ack"),
+    path("<int:pk>/recommendations/<int:rec_pk>/explain/", views.ExplainView.as_view(), name="explain"),
+    path("<int:pk>/replay/", views.ReplayView.as_view(), name="replay"),
+    path("<int:pk>/export/", views.ExportView.as_view(), name="export"),
+]

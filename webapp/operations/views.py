@@ -1,0 +1,228 @@
+"""Operators' and engineers' live pages: session list and start form, the console, the replay,
+the EpisodeData export, and the JSON endpoints the console's buttons call (decide, what-if,
+apply, acknowledge, explain, control). Views read through selectors and write through services;
+refusals come back as ``{"error": ...}`` with status 400 (409 when another decision won).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views import View
+
+from ace_core.live import export_episode, zip_folder
+from webapp.accounts import roles
+from webapp.accounts.permissions import PermissionGate
+from webapp.operations import mirror, selectors, services
+from webapp.operations.errors import DecisionConflictError, OperationsError
+from webapp.operations.forms import SessionStartForm
+from webapp.operations.messages import decision_dict, recommendation_dict, session_dict
+from webapp.operations.models import LiveSession, SessionStatus
+from webapp.training.selectors import deployment_current
+
+
+def _session_or_404(pk: int) -> LiveSession:
+    session = selectors.session_get(pk=pk)
+    if session is None:
+        raise Http404(f"no live session {pk}")
+    return session
+
+
+def _refused(error: OperationsError) -> JsonResponse:
+    return JsonResponse(
+        {"error": str(error)}, status=409 if isinstance(error, DecisionConflictError) else 400
+    )
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        data = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise OperationsError("the request body is not JSON; send a JSON object") from None
+    if not isinstance(data, dict):
+        raise OperationsError("the request body must be a JSON object")
+    return data
+
+
+def _int_field(data: dict[str, Any], name: str) -> int:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OperationsError(f"{name} is missing or not an integer (got {value!r})")
+    return value
+
+
+class SessionListView(PermissionGate, View):
+    permission_required = roles.VIEW_SESSIONS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        sessions = selectors.session_list()[:100]
+        return render(request, "operations/session_list.html", {"sessions": sessions})
+
+
+class SessionStartView(PermissionGate, View):
+    permission_required = roles.START_SESSIONS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return self._page(request, SessionStartForm())
+
+    def _page(self, request: HttpRequest, form: SessionStartForm, status: int = 200) -> HttpResponse:
+        deployment = deployment_current()
+        names = selectors.scenario_names(deployment.checkpoint.run.env) if deployment else ()
+        context = {"form": form, "deployment": deployment, "scenarios": list(enumerate(names))}
+        return render(request, "operations/session_start.html", context, status=status)
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = SessionStartForm(request.POST)
+        if form.is_valid():
+            try:
+                session = services.session_start(user=request.user, **form.cleaned_data)
+            except OperationsError as error:
+                form.add_error(None, str(error))
+            else:
+                messages.success(request, f"live session {session.pk} started")
+                return HttpResponseRedirect(reverse("operations:console", args=[session.pk]))
+        return self._page(request, form, status=400)
+
+
+class ConsoleView(PermissionGate, View):
+    permission_required = roles.VIEW_SESSIONS
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        session = _session_or_404(pk)
+        config = {
+            "session": session_dict(session),
+            "socket": f"/ws/live/{session.pk}/",
+            "urls": {
+                "control": reverse("operations:control", args=[pk]),
+                "decide": reverse("operations:decide", args=[pk]),
+                "whatIf": reverse("operations:what_if", args=[pk]),
+                "apply": reverse("operations:apply", args=[pk]),
+                "ack": reverse("operations:alarm_ack", args=[pk, 0]).replace("/0/", "/{id}/"),
+                "explain": reverse("operations:explain", args=[pk, 0]).replace("/0/", "/{id}/"),
+            },
+            "canOperate": request.user.has_perm(roles.OPERATE_SESSIONS),
+            "canControl": request.user.has_perm(roles.CONTROL_SESSIONS),
+        }
+        return render(request, "operations/console.html", {"session": session, "config": config})
+
+
+class _JsonAction(PermissionGate, View):
+    permission_required = roles.OPERATE_SESSIONS
+
+    def post(self, request: HttpRequest, pk: int, **kwargs: Any) -> JsonResponse:
+        session = _session_or_404(pk)
+        try:
+            return JsonResponse(self.act(request, session, _body(request), **kwargs))
+        except OperationsError as error:
+            return _refused(error)
+
+    def act(
+        self, request: HttpRequest, session: LiveSession, data: dict[str, Any], **kwargs: Any
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class ControlView(_JsonAction):
+    permission_required = roles.CONTROL_SESSIONS
+
+    def act(self, request, session, data, **kwargs):
+        speed = data.get("speed_seconds")
+        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)):
+            raise OperationsError(f"speed_seconds must be a number of seconds (got {speed!r})")
+        command = data.get("command")
+        if command == "stop" and not request.user.has_perm(roles.START_SESSIONS):
+            raise OperationsError("only engineers may stop a session; pause it instead")
+        updated = services.session_control(
+            session_id=session.pk, user=request.user, command=command, speed_seconds=speed
+        )
+        return {"session": session_dict(updated)}
+
+
+class DecideView(_JsonAction):
+    def act(self, request, session, data, **kwargs):
+        decision = services.recommendation_decide(
+            session_id=session.pk,
+            recommendation_id=_int_field(data, "recommendation"),
+            user=request.user,
+            step=_int_field(data, "step"),
+            decision=data.get("decision"),
+            comment=str(data.get("comment", "")),
+        )
+        return {"decision": decision_dict(decision)}
+
+
+class WhatIfView(_JsonAction):
+    def act(self, request, session, data, **kwargs):
+        return {
+            "what_if": mirror.what_if(
+                session=session, step=_int_field(data, "step"), action=data.get("action")
+            )
+        }
+
+
+class ApplyView(_JsonAction):
+    def act(self, request, session, data, **kwargs):
+        decision = services.action_apply(
+            session_id=session.pk,
+            user=request.user,
+            step=_int_field(data, "step"),
+            action=data.get("action"),
+            comment=str(data.get("comment", "")),
+        )
+        return {"decision": decision_dict(decision)}
+
+
+class AlarmAckView(_JsonAction):
+    def act(self, request, session, data, alarm_pk: int = 0, **kwargs):
+        alarm = services.alarm_acknowledge(session_id=session.pk, alarm_id=alarm_pk, user=request.user)
+        return {"alarm": alarm.pk, "acknowledged_at": alarm.acknowledged_at.isoformat()}
+
+
+class ExplainView(_JsonAction):
+    def act(self, request, session, data, rec_pk: int = 0, **kwargs):
+        rec = services.explanation_request(session_id=session.pk, recommendation_id=rec_pk, user=request.user)
+        return {"recommendation": recommendation_dict(rec)}
+
+
+class ReplayView(PermissionGate, View):
+    permission_required = roles.VIEW_SESSIONS
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        session = _session_or_404(pk)
+        context = {
+            "session": session,
+            "replay": {"layout": session.layout, "frames": selectors.replay_frames(session=session)},
+        }
+        return render(request, "operations/replay.html", context)
+
+
+class ExportView(PermissionGate, View):
+    permission_required = roles.VIEW_SESSIONS
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        session = _session_or_404(pk)
+        if session.status in (SessionStatus.RUNNING, SessionStatus.PAUSED) or session.current_step < 1:
+            return HttpResponse(
+                f"session {pk} is {session.status} at step {session.current_step}; only a session that ended "
+                "after at least one step can be exported",
+                status=400,
+                content_type="text/plain",
+            )
+        tmp = Path(tempfile.mkdtemp(prefix=f"gridace-session-{pk}-"))
+        folder = export_episode(
+            env_name=session.env,
+            scenario_index=session.scenario_index,
+            seed=session.seed,
+            actions=selectors.applied_actions(session_id=session.pk),
+            out_dir=tmp / "episodes",
+            max_steps=session.max_steps,
+        )
+        archive = zip_folder(folder.parent, tmp / f"session-{pk}-episode")
+        return FileResponse(open(archive, "rb"), as_attachment=True, filename=archive.name)
