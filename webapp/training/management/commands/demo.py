@@ -89,7 +89,7 @@ class Command(BaseCommand):
                     "manage.py",
                     "db_worker",
                     "--queue-name",
-                    "training,default",
+                    "training,default,explain",
                     "--no-reload",
                     "--no-startup-delay",
                     "--interval",
@@ -97,6 +97,7 @@ class Command(BaseCommand):
                 ],
             ),
             self._start(root, "watchdog", [sys.executable, "manage.py", "watchdog"]),
+            self._start(root, "live_feed", [sys.executable, "manage.py", "live_feed"]),
         ]
         try:
             url = f"http://127.0.0.1:{port}/"
@@ -110,7 +111,7 @@ class Command(BaseCommand):
                 self._wait_until_started(run)
                 self.stdout.write("check passed: the site answers and the worker started the run")
                 return
-            self.stdout.write("Ctrl-C stops the server, the worker and the watchdog.")
+            self.stdout.write("Ctrl-C stops the server, the workers, the live feed and the watchdog.")
             while all(child.poll() is None for child in children):
                 time.sleep(0.5)
             dead = [child.args[2] for child in children if child.poll() is not None]
