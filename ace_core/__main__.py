@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,bench,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,subset,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -62,7 +62,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _truncate_logs(out: Path, after_step: int) -> None:
     """Drop log lines written after the checkpoint: the resumed run writes them again."""
-    for name in ("metrics.jsonl", "events.jsonl"):
+    for name in ("metrics.jsonl", "events.jsonl", "critic.jsonl"):
         path = out / name
         if path.exists():
             lines = path.read_text().splitlines()
@@ -80,6 +80,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.verbose:
         report = {k: v for k, v in report.items() if k != "episodes"}
     print(json.dumps(report, indent=2))
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from ace_core.experiment import VARIANTS, command_line, run_ablations
+
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(VARIANTS)
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise ConfigError(f"unknown variant(s) {unknown}; accepted: {', '.join(VARIANTS)}")
+    if args.seeds < 1:
+        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    result = run_ablations(
+        _config_from(args),
+        Path(args.out),
+        args.seeds,
+        variants,
+        args.eval_episodes,
+        tuple(range(args.eval_seeds)),
+        command_line(),
+    )
+    print(json.dumps(result["table"], indent=2))
     return 0
 
 
@@ -175,6 +197,24 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--score", action="store_true", help="add grid2op's L2RPN 2020 score")
     evaluate.add_argument("--verbose", action="store_true", help="print every episode")
     evaluate.set_defaults(func=cmd_evaluate)
+
+    experiment = sub.add_parser(
+        "experiment",
+        help="run the ACE ablations (see ace_core/experiment.py)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    experiment.add_argument("which", choices=("ablations",), help="the experiment to run")
+    experiment.add_argument("--out", required=True, help="directory for the runs, tables and curves")
+    experiment.add_argument("--seeds", type=int, default=3, help="training seeds 0..N-1 per variant")
+    experiment.add_argument(
+        "--variants", default="", help="comma-separated subset of the variants (default: all)"
+    )
+    experiment.add_argument(
+        "--eval-episodes", type=int, default=None, help="first N test scenarios (default: all)"
+    )
+    experiment.add_argument("--eval-seeds", type=int, default=1, help="grid seeds 0..N-1 per test scenario")
+    _add_config_flags(experiment)
+    experiment.set_defaults(func=cmd_experiment)
 
     bench = sub.add_parser("bench", help="print performance figures as JSON")
     bench.add_argument("--env", action="append", help="env to benchmark (repeatable)")

@@ -17,7 +17,7 @@ from typing import Any
 from ace_core.errors import ConfigError
 
 HEADS = ("auto", "flat", "factorised")
-LLM_BACKENDS = ("none", "local", "openai")
+LLM_BACKENDS = ("none", "local", "openai", "random")
 TRAJECTORY_SELECTIONS = ("reward", "state", "action")
 MAX_STEPS = 100_000_000
 
@@ -64,7 +64,7 @@ class TrainConfig:
     """torch CPU threads; one is fastest on a busy 2-core machine"""
     # --- LLM co-evolution (ACE) ---
     llm: str = "none"
-    """LLM backend: none (plain SAC), local (transformers) or openai (OpenAI-compatible server)"""
+    """LLM backend: none (plain SAC), local (transformers), openai (OpenAI-compatible server) or random (control: a uniform pick among the actor's candidates, same simulation gate)"""
     llm_model: str = ""
     """model id, folder or served model name; empty means the offline default"""
     actor: bool = True
@@ -89,6 +89,22 @@ class TrainConfig:
     """maximum LLM calls in the whole run"""
     require_approval: bool = False
     """refinements wait for a reviewer's approval before entering the mixed buffer"""
+    actor_batch: int = 4
+    """low-reward decisions refined per actor pass at most (the worst first)"""
+    actor_candidates: int = 6
+    """candidate actions listed to the LLM actor (policy top-k, then topologies near loaded lines)"""
+    actor_rounds: int = 5
+    """choose-simulate-retry rounds per refinement"""
+    critic_threshold: float = 0.5
+    """the critic only reads episodes with a decision whose step reward has |r| above this"""
+    priority_temperature: float = 0.1
+    """T of the mixed buffer's priority w = min(exp((r_llm - r_rl) / T), priority_max)"""
+    priority_max: float = 10.0
+    """clip of the mixed buffer's priority (and policy-loss weight) of a refinement"""
+    finetune_max_steps: int = 0
+    """optimizer steps per LoRA round at most; 0 = one pass over the samples"""
+    llm_timeout: float = 60.0
+    """seconds per request to an OpenAI-compatible server (openai backend)"""
 
     def validate(self) -> TrainConfig:
         """Return self, or raise ConfigError naming the first bad field."""
@@ -131,6 +147,19 @@ class TrainConfig:
         _in_range("finetune_every", self.finetune_every, 0, 100_000)
         _one_of("trajectory_selection", self.trajectory_selection, TRAJECTORY_SELECTIONS)
         _in_range("llm_budget", self.llm_budget, 0, 1_000_000)
+        _in_range("actor_batch", self.actor_batch, 1, 10_000)
+        _in_range("actor_candidates", self.actor_candidates, 1, 26)
+        _in_range("actor_rounds", self.actor_rounds, 1, 26)
+        _in_range("critic_threshold", self.critic_threshold, 0.0, 10.0)
+        _in_range("priority_temperature", self.priority_temperature, 1e-3, 100.0)
+        _in_range("priority_max", self.priority_max, 1.0, 1e6)
+        _in_range("finetune_max_steps", self.finetune_max_steps, 0, 1_000_000)
+        _in_range("llm_timeout", self.llm_timeout, 0.1, 3600.0)
+        if self.llm == "random" and self.critic:
+            raise ConfigError(
+                "llm='random' is the actor control and has no language model for the critic; "
+                "add --no-critic (critic=False) or choose llm local or openai"
+            )
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,6 +11,10 @@ Episodes walk the train scenarios in an order fixed by the seed; each episode's 
 from ``(seed, episode number)``. A checkpoint stores the actions of the episode under way, and
 resume replays them on the same scenario and seed, so a resumed run is identical to an
 uninterrupted one.
+
+With ``llm`` other than ``none``, :class:`~ace_core.llm.coevolution.CoEvolution` adds ACE: the LLM
+actor refines low-reward decisions, the critic reshapes finished trajectories, SAC samples from
+the mixed buffer, and LoRA rounds fine-tune the LLM; its state is part of the checkpoint.
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ class Pending:
     reward: float = 0.0
     discount: float = 1.0
     step_reward: float | None = None
+    episode_step: int = 0
+    """step within the episode at which the decision was taken"""
+    max_rho: float = 0.0
+    """max rho when the decision was taken"""
 
     def add(self, reward: float, gamma: float) -> None:
         if self.step_reward is None:
@@ -87,6 +95,15 @@ class Trainer:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
         self.sac = SAC(self.features.size, self.space, sac_config(config, self.space))
         self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
+        self.ace = None
+        self.replay = self.buffer  # what SAC samples from: the RL buffer, or the mixed buffer with ACE
+        if config.llm != "none":
+            from ace_core.llm.coevolution import CoEvolution
+
+            self.ace = CoEvolution(
+                config, self.env, self.space, self.features, self.sac, self.buffer, self.sink, self.out_dir
+            )
+            self.replay = self.ace.buffer
         self.step = 0
         self.episode = 0
         self.decisions = 0
@@ -96,6 +113,17 @@ class Trainer:
         self.obs = None
         self._window: dict[str, list[float]] = {}
         self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
+
+    @property
+    def sink(self) -> EventSink:
+        return self._sink
+
+    @sink.setter
+    def sink(self, sink: EventSink) -> None:
+        # the CLI and the web app plug their sink in after construction; ACE reports to it too
+        self._sink = sink
+        if getattr(self, "ace", None) is not None:
+            self.ace.sink = sink
 
     # ----- episodes -----
     def _scenario(self, episode: int):
@@ -128,6 +156,8 @@ class Trainer:
                 stopped = True
                 break
             self._one_step()
+            if self.ace is not None:
+                self.ace.after_step(self.step)
             bar.update(1)
             if self.step % self.config.log_every == 0:
                 self._report(started, start_step)
@@ -156,7 +186,10 @@ class Trainer:
         self.episode_return += reward
         self.step += 1
         if self.pending is not None:
+            first = self.pending.step_reward is None
             self.pending.add(float(reward), config.gamma)
+            if first and self.ace is not None:
+                self.ace.note_step_reward(float(reward))
         if done:
             self._end_episode(info)
 
@@ -167,10 +200,14 @@ class Trainer:
             action = self._random_legal_action(mask)
         else:
             action = self.sac.act(features, mask, self.rng)
-        self.pending = Pending(features, mask, action)
+        self.pending = Pending(
+            features, mask, action, episode_step=len(self.episode_actions), max_rho=float(obs.rho.max())
+        )
+        if self.ace is not None:
+            self.ace.note_decision(self.step, self.episode, obs, features, mask, action)
         self.decisions += 1
         if len(self.buffer) >= self.config.learning_starts and self.decisions % self.config.update_every == 0:
-            for key, value in self.sac.update(self.buffer.sample(self.config.batch_size, self.rng)).items():
+            for key, value in self.sac.update(self.replay.sample(self.config.batch_size, self.rng)).items():
                 self._window.setdefault(key, []).append(value)
         return action
 
@@ -199,6 +236,10 @@ class Trainer:
             p.discount,
             p.step_reward if p.step_reward is not None else 0.0,
         )
+        if self.ace is not None:
+            self.ace.note_stored(
+                p.episode_step, p.max_rho, p.action, p.step_reward if p.step_reward is not None else 0.0
+            )
         self.pending = None
 
     def _end_episode(self, info) -> None:
@@ -224,6 +265,8 @@ class Trainer:
         self._window.setdefault("charts/episodic_return", []).append(float(self.episode_return))
         self._window.setdefault("charts/episodic_length", []).append(float(survived))
         self._window.setdefault("charts/survival", []).append(survived / scenario.length)
+        if self.ace is not None:
+            self.ace.end_episode(self.episode, survived, scenario.length)
         self.episode += 1
         self._start_episode()
 
@@ -239,6 +282,8 @@ class Trainer:
                 "charts/buffer_size": float(len(self.buffer)),
             }
         )
+        if self.ace is not None:
+            values.update(self.ace.metrics())
         self._window = {}
         self.sink.emit(MetricsEvent(step=self.step, values=values))
 
@@ -264,6 +309,8 @@ class Trainer:
                 "python": random.getstate(),
             },
         }
+        if self.ace is not None:
+            state["ace"] = self.ace.state_dict()
         path = save_checkpoint(state, self.out_dir / CHECKPOINT_NAME)
         self.sink.emit(CheckpointEvent(step=self.step, path=str(path)))
         return path
@@ -293,6 +340,8 @@ class Trainer:
             if done:
                 raise CheckpointError("replaying the checkpoint's episode ended early: the env changed")
         self.episode_actions = list(actions)
+        if self.ace is not None:
+            self.ace.load_state_dict(state["ace"])
 
 
 def write_summary(out_dir: Path, result: TrainResult) -> dict:

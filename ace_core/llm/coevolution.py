@@ -1,0 +1,400 @@
+"""The ACE half of a training run: LLM actor and critic passes, approvals, mixed buffer, LoRA rounds.
+
+The trainer owns the environment loop and calls a few hooks; this object owns everything the LLM
+adds, and checkpoints it so that a resumed run is identical to an uninterrupted one:
+
+- ``note_decision`` / ``note_step_reward``: a decision whose first step reward is below ``r_bar``
+  joins the actor's window, with a copy of its observation (frozen to bytes in checkpoints);
+- ``note_stored`` / ``end_episode``: each stored transition is traced in the episode's trajectory
+  (its place in the replay buffer), for the critic;
+- ``after_step``: every ``actor_every`` steps the actor refines the worst decisions of the window
+  (at most ``actor_batch``), every ``critic_every`` steps the critic reshapes the most telling
+  finished trajectory; both stop when ``llm_budget`` calls are spent;
+- accepted refinements enter the mixed buffer and the fine-tuning set at once, or, with
+  ``require_approval``, when the sink says ``is_approved(id) is True`` (False drops them);
+- every ``finetune_every`` approved refinements, a LoRA round on the best samples (local backend);
+  a server backend gets the samples exported as JSONL instead, with a log line saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ace_core.config import TrainConfig
+from ace_core.events import EventSink, FinetuneEvent, ShapingEvent
+from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.snapshot import freeze_obs, thaw_obs
+from ace_core.grid.text import action_text
+from ace_core.llm.actor import ActorConfig, Decision, PolicyActor, RandomChooser, adapter_number
+from ace_core.llm.critic import CriticConfig, TracedDecision, Trajectory, ValueCritic, select
+from ace_core.llm.lora import FinetuneConfig, Sample, export_jsonl, finetune
+from ace_core.rl.buffer import ReplayBuffer
+from ace_core.rl.mixed_buffer import MixedBuffer, priority
+from ace_core.rl.sac import SAC
+
+log = logging.getLogger(__name__)
+
+APPROVAL_POLL_STEPS = 10
+"""Steps between two polls of the sink for reviewers' decisions (a poll may cost a DB query)."""
+WINDOW_LIMIT = 512
+"""Low-reward decisions kept for the next actor pass at most (the oldest are dropped)."""
+FINISHED_EPISODES_KEPT = 16
+"""Finished trajectories the critic may still pick from."""
+LLM_BUFFER_LIMIT = 20_000
+"""Capacity of the LLM buffer (refinements are few: hundreds per run in the paper)."""
+
+
+@dataclass
+class Awaiting:
+    """An accepted refinement waiting for a reviewer (``require_approval``)."""
+
+    refinement_id: str
+    transition: dict
+    sample: Sample | None
+    priority: float
+
+
+def make_chooser(config: TrainConfig):
+    """The LLM backend of ``config.llm`` (or the random chooser of the control)."""
+    if config.llm == "random":
+        return RandomChooser(config.seed)
+    from ace_core.llm.factory import make_backend
+
+    if config.llm == "local":
+        return make_backend("local", config.llm_model, threads=config.torch_threads)
+    return make_backend("openai", config.llm_model, timeout=config.llm_timeout)
+
+
+class CoEvolution:
+    def __init__(
+        self,
+        config: TrainConfig,
+        env,
+        space: ActionSpace,
+        features: FeatureBuilder,
+        sac: SAC,
+        rl_buffer: ReplayBuffer,
+        sink: EventSink,
+        out_dir: Path,
+        chooser=None,
+    ) -> None:
+        self.config = config
+        self.env = env
+        self.space = space
+        self.features = features
+        self.sink = sink
+        self.out_dir = Path(out_dir)
+        self.llm = chooser if chooser is not None else make_chooser(config)
+        llm_buffer = ReplayBuffer(min(config.buffer_size, LLM_BUFFER_LIMIT), features.size, space.n_top)
+        self.buffer = MixedBuffer(
+            rl_buffer, llm_buffer, config.beta, config.priority_temperature, config.priority_max
+        )
+        self.actor = PolicyActor(
+            self.llm,
+            space,
+            env.action_space,
+            features,
+            ActorConfig(rounds=config.actor_rounds, candidates=config.actor_candidates),
+            gamma=config.gamma,
+            policy_top_k=lambda f, m, k: [i for i, _ in sac.policy(f, m).top_k(k)],
+        )
+        self.critic = ValueCritic(
+            self.llm,
+            lambda index: action_text(space, index),
+            CriticConfig(
+                k=config.shaping_k,
+                threshold=config.critic_threshold,
+                selection=config.trajectory_selection,
+                prefill=config.llm == "local",
+            ),
+        )
+        # --- state (all of it checkpointed) ---
+        self.window: list[Decision] = []
+        self.trajectory: list[TracedDecision] = []
+        self.finished: list[Trajectory] = []
+        self.criticised: set[int] = set()
+        self.awaiting: list[Awaiting] = []
+        self.samples: list[tuple[float, Sample]] = []
+        self.stored = 0
+        self.counts = dict.fromkeys(
+            (
+                "calls",
+                "refinements",
+                "accepted",
+                "approved",
+                "rejected",
+                "shapings",
+                "critic_calls",
+                "critic_refused",
+                "finetunes",
+                "since_finetune",
+            ),
+            0,
+        )
+        self.adapter = ""
+        self._last: tuple | None = None
+        self._window_stats: dict[str, list[float]] = {}
+
+    # ----- hooks called by the trainer -----
+    def note_decision(
+        self, step: int, episode: int, obs, features: np.ndarray, mask: np.ndarray, action: int
+    ):
+        if self.config.actor:
+            self._last = (step, episode, obs.copy(), features, mask, int(action))
+
+    def note_step_reward(self, reward: float) -> None:
+        """The first step's reward of the last decision: low ones wait for the actor."""
+        last, self._last = self._last, None
+        if last is None or not reward < self.config.r_bar:
+            return
+        self.window.append(Decision(*last, step_reward=float(reward)))
+        if len(self.window) > WINDOW_LIMIT:
+            self.window.pop(0)
+
+    def note_stored(self, episode_step: int, max_rho: float, action: int, step_reward: float) -> None:
+        """A transition went into the replay buffer (as its ``self.stored``-th row ever)."""
+        self.trajectory.append(TracedDecision(episode_step, self.stored, max_rho, action, step_reward))
+        self.stored += 1
+
+    def end_episode(self, episode: int, survived: int, max_steps: int) -> None:
+        if self.trajectory:
+            self.finished.append(Trajectory(episode, survived, max_steps, self.trajectory))
+            self.finished = self.finished[-FINISHED_EPISODES_KEPT:]
+        self.trajectory = []
+
+    def after_step(self, step: int) -> None:
+        config = self.config
+        if config.actor and step % config.actor_every == 0:
+            self.actor_pass(step)
+        if config.critic and step % config.critic_every == 0:
+            self.critic_pass(step)
+        if self.awaiting and step % APPROVAL_POLL_STEPS == 0:
+            self.poll_approvals(step)
+
+    # ----- actor -----
+    @property
+    def budget_left(self) -> int:
+        return max(0, self.config.llm_budget - self.counts["calls"])
+
+    def actor_pass(self, step: int) -> None:
+        window, self.window = self.window, []
+        worst = sorted(window, key=lambda d: (d.step_reward, d.step))[: self.config.actor_batch]
+        for decision in worst:
+            if self.budget_left == 0:
+                break
+            refinement_id = f"r{self.counts['refinements'] + 1:05d}"
+            started = time.perf_counter()
+            refinement = self.actor.refine(decision, refinement_id, step, self.budget_left)
+            self._stat("llm/refine_seconds", time.perf_counter() - started)
+            for record in refinement.event.rounds:
+                self._stat("llm/call_seconds", record.seconds)
+            self.counts["calls"] += refinement.calls
+            self.counts["refinements"] += 1
+            self.sink.emit(refinement.event)
+            if not refinement.accepted:
+                continue
+            self.counts["accepted"] += 1
+            awaiting = Awaiting(
+                refinement_id,
+                refinement.transition,
+                refinement.sample,
+                self.buffer_priority(refinement.transition),
+            )
+            if self.config.require_approval:
+                self.awaiting.append(awaiting)
+            else:
+                self._admit(awaiting, step)
+
+    def buffer_priority(self, transition: dict) -> float:
+        return priority(
+            transition["reward"], transition["rl_reward"], self.buffer.temperature, self.buffer.max_weight
+        )
+
+    def poll_approvals(self, step: int) -> None:
+        still = []
+        for awaiting in self.awaiting:
+            verdict = self.sink.is_approved(awaiting.refinement_id)
+            if verdict is None:
+                still.append(awaiting)
+            elif verdict:
+                self._admit(awaiting, step)
+            else:
+                self.counts["rejected"] += 1
+        self.awaiting = still
+
+    def _admit(self, awaiting: Awaiting, step: int) -> None:
+        t = awaiting.transition
+        self.buffer.add_refinement(
+            t["obs"],
+            t["mask"],
+            t["action"],
+            t["reward"],
+            t["next_obs"],
+            t["next_mask"],
+            t["done"],
+            t["discount"],
+            t["rl_reward"],
+        )
+        self.counts["approved"] += 1
+        if awaiting.sample is not None:
+            self.samples.append((awaiting.priority, awaiting.sample))
+            self.counts["since_finetune"] += 1
+        every = self.config.finetune_every
+        if every and self.counts["since_finetune"] >= every:
+            self.finetune_round(step)
+
+    # ----- critic -----
+    def critic_pass(self, step: int) -> None:
+        if self.budget_left == 0:
+            return
+        pool = [t for t in self.finished if t.episode not in self.criticised]
+        chosen = select(pool, self.config.trajectory_selection, self.config.critic_threshold, 1)
+        if not chosen:
+            return
+        trajectory = chosen[0]
+        self.criticised.add(trajectory.episode)
+        result = self.critic.criticise(trajectory)
+        self.counts["calls"] += 1
+        self.counts["critic_calls"] += 1
+        self.counts["critic_refused"] += len(result.refused) + bool(result.error)
+        self._stat("llm/critic_seconds", result.seconds)
+        by_step = {d.step: d for d in trajectory.decisions}
+        applied = []
+        for adjustment in result.adjustments:
+            decision = by_step[adjustment.step]
+            if self.stored - decision.serial > self.buffer.rl.capacity:
+                result.refused.append(f"step {adjustment.step}: its transition has left the replay buffer")
+                continue
+            self.buffer.rl.rewards[decision.serial % self.buffer.rl.capacity] += adjustment.value
+            self.counts["shapings"] += 1
+            applied.append(asdict(adjustment))
+            self.sink.emit(
+                ShapingEvent(
+                    step=step,
+                    episode_index=trajectory.episode,
+                    trajectory_step=adjustment.step,
+                    adjustment=adjustment.value,
+                    rationale=adjustment.rationale,
+                    model=self.llm.name,
+                )
+            )
+        if result.error or result.refused:
+            log.warning(
+                "critic on episode %d: %s", trajectory.episode, result.error or "; ".join(result.refused)
+            )
+        record = asdict(result) | {"step": step, "applied": applied, "model": self.llm.name}
+        record.pop("adjustments")
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.out_dir / "critic.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    # ----- fine-tuning -----
+    def finetune_round(self, step: int) -> None:
+        self.counts["since_finetune"] = 0
+        best = [s for _, s in sorted(self.samples, key=lambda p: -p[0])[: self.config.finetune_every]]
+        folder = self.out_dir / "adapters"
+        if not getattr(self.llm, "supports_finetuning", False):
+            reason = f"{self.llm.name} cannot be fine-tuned from here"
+            path = ""
+            if self.config.llm == "openai":
+                path = str(export_jsonl(best, folder / f"samples-step{step:08d}.jsonl"))
+                reason += f"; {len(best)} samples exported to {path} for the server's own fine-tuning"
+            log.info("LoRA round skipped: %s", reason)
+            self.sink.emit(FinetuneEvent(step, 0, len(best), 0.0, None, path, skipped_reason=reason))
+            return
+        started = time.perf_counter()
+        try:
+            result = finetune(
+                self.llm,
+                best,
+                folder,
+                FinetuneConfig(max_steps=self.config.finetune_max_steps, seed=self.config.seed),
+            )
+        except Exception as error:  # noqa: BLE001 - a failed round keeps the previous adapter
+            log.warning("LoRA round failed, keeping the previous adapter: %s", error)
+            self.sink.emit(
+                FinetuneEvent(
+                    step,
+                    adapter_number(self.adapter and Path(self.adapter).name),
+                    len(best),
+                    time.perf_counter() - started,
+                    None,
+                    self.adapter,
+                    skipped_reason=f"failed: {type(error).__name__}: {error}"[:500],
+                )
+            )
+            return
+        self.adapter = str(result.adapter_path)
+        self.counts["finetunes"] += 1
+        self.sink.emit(
+            FinetuneEvent(
+                step,
+                adapter_number(result.adapter_path.name),
+                result.samples,
+                result.seconds,
+                result.loss_after,
+                self.adapter,
+            )
+        )
+
+    # ----- reporting -----
+    def _stat(self, key: str, value: float) -> None:
+        self._window_stats.setdefault(key, []).append(float(value))
+
+    def metrics(self) -> dict[str, float]:
+        """Namespaced ``llm/...`` figures for the trainer's metrics report (resets the window)."""
+        c = self.counts
+        values = {f"llm/{k}": float(v) for k, v in c.items() if k != "since_finetune"}
+        values["llm/acceptance_rate"] = c["accepted"] / c["refinements"] if c["refinements"] else 0.0
+        values["llm/buffer_size"] = float(len(self.buffer.llm))
+        values["llm/awaiting_approval"] = float(len(self.awaiting))
+        values.update({k: float(np.mean(v)) for k, v in self._window_stats.items() if v})
+        self._window_stats = {}
+        return values
+
+    # ----- checkpoints -----
+    def state_dict(self) -> dict:
+        return {
+            "llm_buffer": self.buffer.state_dict(),
+            "window": [{**vars(d), "obs": freeze_obs(d.obs)} for d in self.window],
+            "trajectory": [vars(d).copy() for d in self.trajectory],
+            "finished": [
+                {**vars(t), "decisions": [vars(d).copy() for d in t.decisions]} for t in self.finished
+            ],
+            "criticised": sorted(self.criticised),
+            "awaiting": [vars(a).copy() for a in self.awaiting],
+            "samples": list(self.samples),
+            "stored": self.stored,
+            "counts": dict(self.counts),
+            "adapter": self.adapter,
+            "stats": {k: list(v) for k, v in self._window_stats.items()},
+            "chooser_rng": self.llm.rng.bit_generator.state if isinstance(self.llm, RandomChooser) else None,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore; call once the env is back at the checkpoint's step (observations re-attach to it)."""
+        self.buffer.load_state_dict(state["llm_buffer"])
+        self.window = [Decision(**{**d, "obs": thaw_obs(d["obs"], self.env)}) for d in state["window"]]
+        self.trajectory = [TracedDecision(**d) for d in state["trajectory"]]
+        self.finished = [
+            Trajectory(**{**t, "decisions": [TracedDecision(**d) for d in t["decisions"]]})
+            for t in state["finished"]
+        ]
+        self.criticised = set(state["criticised"])
+        self.awaiting = [Awaiting(**a) for a in state["awaiting"]]
+        self.samples = list(state["samples"])
+        self.stored = state["stored"]
+        self.counts = dict(state["counts"])
+        self._window_stats = {k: list(v) for k, v in state["stats"].items()}
+        if state["chooser_rng"] is not None and isinstance(self.llm, RandomChooser):
+            self.llm.rng.bit_generator.state = state["chooser_rng"]
+        self.adapter = state["adapter"]
+        if self.adapter and hasattr(self.llm, "load_adapter"):
+            self.llm.load_adapter(self.adapter)

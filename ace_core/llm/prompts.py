@@ -1,0 +1,119 @@
+"""The texts the LLM reads: actor prompt, retry feedback, critic prompt.
+
+Kept short on purpose: the offline default is a 135M-parameter model with a few hundred tokens
+of useful attention, and prompt length dominates the time of a choice on a CPU.
+
+- **Actor** (Policy Actor, f_LLM): task and domain knowledge, ``T_s(s)``, the RL action as a bad
+  example with its simulated outcome, and a shortlist of candidate actions in words labelled
+  ``A``, ``B``, ...; the answer is a bare letter (scored by :meth:`LLMBackend.choose`).
+- **Feedback** (retry rounds): the tried option's simulated outcome, "not better than the RL
+  action", and the remaining options relabelled.
+- **Critic** (Value Critic, g_LLM): a compact trajectory (decision step, max rho, action in
+  words, reward) and a request for strict JSON naming key steps with adjustments in
+  {-2K, -K, +K, +2K}.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+LABELS = tuple(string.ascii_uppercase)
+"""Choice labels; single letters are never token-prefixes of one another."""
+
+ADJUSTMENTS = ("-2K", "-K", "+K", "+2K")
+
+SYSTEM_PREFIX = (
+    "You assist the operator of a power transmission grid. Each line has a loading rho = flow / "
+    "thermal limit; a line above 100% is overloaded and will trip if nothing is done, which can "
+    "cascade into a blackout. Useful actions: split a substation into two buses (elements on bus "
+    "2 are separated from bus 1), which reroutes power away from the overloaded line; put a "
+    "substation back on one bus; reconnect a disconnected line, which adds capacity; or do "
+    "nothing when the grid is safe. Prefer actions at the substations at the ends of the most "
+    "loaded lines. The reward of a step is 1 - max rho (higher is better, -1 on a blackout)."
+)
+
+
+def actor_messages(
+    state: str, rl_action: str, rl_reward: float, rl_max_rho: float, candidates: Sequence[str]
+) -> list[dict]:
+    """Round-1 prompt: pick the letter of the candidate that beats the RL agent's action."""
+    _check_candidates(candidates)
+    user = (
+        f"Grid state: {state}\n"
+        f"The RL agent chose: {rl_action}. Simulated outcome: reward {rl_reward:.3f}, max line load "
+        f"{_percent(rl_max_rho)}. This is a bad decision; find a better one.\n"
+        f"Options:\n{options_text(candidates)}\n"
+        "Which option gives a lower max line load? Answer with the letter only."
+    )
+    return [{"role": "system", "content": SYSTEM_PREFIX}, {"role": "user", "content": user}]
+
+
+def feedback_message(
+    tried: str, reward: float | None, max_rho: float | None, rl_reward: float, candidates: Sequence[str]
+) -> dict:
+    """The user turn after an option that simulation did not validate."""
+    _check_candidates(candidates)
+    if reward is None:
+        outcome = "the simulation failed (illegal action or blackout)"
+    else:
+        outcome = f"reward {reward:.3f}, max line load {_percent(max_rho)}"
+    return {
+        "role": "user",
+        "content": (
+            f"Simulated: {tried}: {outcome}. That is not better than the RL action (reward "
+            f"{rl_reward:.3f}). Choose another option:\n{options_text(candidates)}\n"
+            "Answer with the letter only."
+        ),
+    }
+
+
+def options_text(candidates: Sequence[str]) -> str:
+    return "\n".join(f"{label}) {text}" for label, text in zip(LABELS, candidates))
+
+
+@dataclass(frozen=True)
+class TrajectoryStep:
+    """One agent decision of a finished episode, as the critic reads it."""
+
+    step: int
+    """step within the episode"""
+    max_rho: float
+    action: str
+    """the action in words"""
+    reward: float
+    """the first step's reward after the decision"""
+
+
+def trajectory_text(steps: Sequence[TrajectoryStep]) -> str:
+    return "\n".join(
+        f"step {s.step}: max load {_percent(s.max_rho)}, action: {s.action}, reward {s.reward:.2f}"
+        for s in steps
+    )
+
+
+def critic_messages(
+    steps: Sequence[TrajectoryStep], outcome: str, k: float, max_key_steps: int
+) -> list[dict]:
+    """Ask for the key decisions of a trajectory and a reward adjustment for each, as strict JSON."""
+    user = (
+        f"Decisions of one episode ({outcome}):\n{trajectory_text(steps)}\n"
+        f"Find at most {max_key_steps} key decision steps that caused the later outcome, good or "
+        f"bad. For each give an adjustment of its reward: one of -2K, -K, +K, +2K (K = {k:g}): "
+        "negative for decisions that led to overloads or the blackout, positive for decisions "
+        "that relieved the grid. Reply with JSON only, in this form: "
+        '{"key_steps": [{"step": 12, "adjustment": "-K"}], "rationale": "one line"}'
+    )
+    return [{"role": "system", "content": SYSTEM_PREFIX}, {"role": "user", "content": user}]
+
+
+def _percent(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.0%}"
+
+
+def _check_candidates(candidates: Sequence[str]) -> None:
+    if not candidates:
+        raise ValueError("a choice prompt needs at least one candidate action")
+    if len(candidates) > len(LABELS):
+        raise ValueError(f"{len(candidates)} candidates; at most {len(LABELS)} can be labelled")

@@ -1,0 +1,197 @@
+"""The Policy Actor against a real chat-completions server (scripted answers), the tiny local model
+and the random control, on the sandbox grid: only simulation-validated improvements are kept."""
+
+import socket
+
+import numpy as np
+import pytest
+
+from ace_core.llm.actor import ActorConfig, Decision, PolicyActor, RandomChooser
+from ace_core.llm.local import LocalBackend
+from ace_core.llm.openai_compat import OpenAICompatBackend
+from ace_core.llm.prompts import LABELS
+from tests.ace_core.conftest import ChatServer
+
+
+def _decision(obs, space, features, action: int) -> Decision:
+    return Decision(10, 0, obs, features(obs), space.top_mask(obs), action, step_reward=-0.5)
+
+
+@pytest.fixture(scope="module")
+def case(sandbox, sandbox_space, sandbox_features):
+    """An observation where doing nothing (the RL action) has both worse and strictly better candidates."""
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    for _ in range(20):
+        decision = _decision(obs, sandbox_space, sandbox_features, 0)
+        rl = probe.simulate(obs, 0)
+        options = probe.candidates(decision)
+        better = [i for i in options if (o := probe.simulate(obs, i)).valid and o.reward > rl.reward]
+        worse = [i for i in options if i not in better]
+        if len(worse) >= 2 and better:
+            return decision, rl, options, better, worse
+        obs, *_ = sandbox.step(sandbox.action_space({}))
+    pytest.fail("no observation with both worse and better candidates on the sandbox")
+
+
+def _server_backend(server: ChatServer, **options) -> OpenAICompatBackend:
+    return OpenAICompatBackend(server.url, "scripted", max_retries=0, logprobs=False, **options)
+
+
+def _letter(options: list[int], index: int) -> str:
+    return LABELS[options.index(index)]
+
+
+def test_only_a_simulation_validated_improvement_is_accepted_after_feedback(
+    case, chat_server, sandbox, sandbox_space, sandbox_features
+):
+    decision, rl, options, better, worse = case
+    remaining = [i for i in options if i != worse[0]]
+    chat_server.script = [
+        ("json", 200, ChatServer.reply(_letter(options, worse[0]))),
+        ("json", 200, ChatServer.reply(_letter(remaining, better[0]) + ".")),
+    ]
+    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    refinement = actor.refine(decision, "r00001", step=10, max_calls=10)
+
+    event = refinement.event
+    assert event.accepted_by_simulation and refinement.calls == 2 and event.reason == ""
+    first, second = event.rounds
+    assert first.action_index == worse[0] and not first.accepted
+    assert first.simulated_reward is None or first.simulated_reward <= rl.reward
+    assert second.action_index == better[0] and second.accepted and second.simulated_reward > rl.reward
+    assert event.llm_action_index == better[0] and event.llm_reward > event.rl_reward == rl.reward
+    assert event.rl_action_index == decision.action and event.model == "scripted"
+    assert "The RL agent chose" in first.prompt and "not better than the RL action" in second.prompt
+    # the retry lists the options without the one already tried
+    retry = chat_server.requests[1]["messages"]
+    assert retry[-2] == {"role": "assistant", "content": _letter(options, worse[0])}
+    assert (
+        sandbox_space.describe(worse[0]) + ")" not in retry[-1]["content"].split("Choose another option:")[1]
+    )
+    # the transition for the LLM buffer is the validated one-step outcome
+    t = refinement.transition
+    assert t["action"] == better[0] and t["reward"] > t["rl_reward"] == rl.reward
+    assert np.array_equal(t["obs"], decision.features) and t["next_obs"].shape == decision.features.shape
+    # the fine-tuning sample answers the round-1 prompt with the accepted action's letter
+    messages, answer = refinement.sample
+    assert messages == chat_server.requests[0]["messages"] and answer == _letter(options, better[0])
+
+
+def test_retries_stop_after_the_configured_rounds_when_nothing_is_better(
+    chat_server, sandbox, sandbox_space, sandbox_features
+):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    options = probe.candidates(_decision(obs, sandbox_space, sandbox_features, 0)) + [0]
+
+    def value(index: int) -> float:
+        outcome = probe.simulate(obs, index)
+        return outcome.reward if outcome.valid else -9.0
+
+    best = max(options, key=value)
+    decision = _decision(obs, sandbox_space, sandbox_features, best)
+    chat_server.script = [("json", 200, ChatServer.reply("A"))] * 5
+    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    refinement = actor.refine(decision, "r1", step=1, max_calls=50)
+    assert not refinement.accepted and refinement.calls == 5 == len(refinement.event.rounds)
+    assert len({r.action_index for r in refinement.event.rounds}) == 5  # never the same option twice
+    assert refinement.event.reason == "no option was better than the RL action in simulation"
+    assert refinement.transition == {} and refinement.sample is None
+    assert len(chat_server.requests) == 5
+
+
+def test_garbage_answers_are_recorded_and_the_rl_action_stands(
+    case, chat_server, sandbox, sandbox_space, sandbox_features
+):
+    decision, *_ = case
+    chat_server.script = [("json", 200, ChatServer.reply("I would rather split substation 5"))] * 3
+    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    refinement = actor.refine(decision, "r2", step=1, max_calls=50)
+    assert not refinement.accepted and refinement.transition == {}
+    assert len(refinement.event.rounds) == 2  # two errors in a row end the refinement
+    assert all("none of the labels" in r.error and r.action_index is None for r in refinement.event.rounds)
+    assert refinement.event.reason.startswith("LLM error")
+
+
+def test_a_dead_server_is_recorded_quickly(case, sandbox, sandbox_space, sandbox_features):
+    decision, *_ = case
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    backend = OpenAICompatBackend(f"http://127.0.0.1:{port}/v1", "gone", max_retries=0, timeout=2.0)
+    actor = PolicyActor(backend, sandbox_space, sandbox.action_space, sandbox_features)
+    refinement = actor.refine(decision, "r3", step=1, max_calls=50)
+    assert not refinement.accepted and len(refinement.event.rounds) == 2
+    assert "LLMError" in refinement.event.rounds[0].error and "LLM error" in refinement.event.reason
+
+
+def test_a_timeout_costs_one_round_and_the_next_answer_still_counts(
+    case, chat_server, sandbox, sandbox_space, sandbox_features
+):
+    decision, rl, options, better, worse = case
+    chat_server.script = [
+        ("sleep", 1.5),
+        ("json", 200, ChatServer.reply("A")),
+        ("json", 200, ChatServer.reply(_letter(options, better[0]))),
+    ]
+    actor = PolicyActor(
+        _server_backend(chat_server, timeout=0.3), sandbox_space, sandbox.action_space, sandbox_features
+    )
+    refinement = actor.refine(decision, "r4", step=1, max_calls=50)
+    timed_out, answered = refinement.event.rounds
+    assert "LLMError" in timed_out.error and timed_out.seconds < 1.4
+    assert answered.accepted and refinement.accepted
+
+
+def test_the_call_budget_caps_the_rounds(case, chat_server, sandbox, sandbox_space, sandbox_features):
+    decision, rl, options, better, worse = case
+    chat_server.script = [("json", 200, ChatServer.reply(_letter(options, worse[0])))]
+    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    refinement = actor.refine(decision, "r5", step=1, max_calls=1)
+    assert refinement.calls == 1 and not refinement.accepted
+    assert refinement.event.reason == "LLM call budget exhausted"
+
+
+def test_random_control_uses_the_same_candidates_and_gate(case, sandbox, sandbox_space, sandbox_features):
+    decision, rl, options, better, worse = case
+    actor = PolicyActor(RandomChooser(3), sandbox_space, sandbox.action_space, sandbox_features)
+    outcomes = [actor.refine(decision, f"x{i}", 1, 50) for i in range(6)]
+    for refinement in outcomes:
+        assert all(r.action_index in options for r in refinement.event.rounds)
+        assert refinement.accepted == any(r.accepted for r in refinement.event.rounds)
+        if refinement.accepted:
+            assert refinement.event.llm_action_index in better and refinement.event.model == "random"
+
+
+def test_policy_top_k_comes_first_and_the_rl_action_is_never_offered(
+    case, sandbox, sandbox_space, sandbox_features
+):
+    decision, *_ = case
+    legal = np.flatnonzero(sandbox_space.action_mask(decision.obs))
+    favourites = [decision.action, int(legal[-1]), int(legal[-2]), int(legal[-3])]
+    actor = PolicyActor(
+        RandomChooser(0),
+        sandbox_space,
+        sandbox.action_space,
+        sandbox_features,
+        ActorConfig(candidates=5, policy_top_k=2),
+        policy_top_k=lambda features, mask, k: favourites[:k],
+    )
+    options = actor.candidates(decision)
+    assert options[:2] == favourites[1:3] and decision.action not in options and len(options) == 5
+
+
+def test_the_tiny_local_model_runs_the_whole_loop(
+    tiny_long_model_dir, case, sandbox, sandbox_space, sandbox_features
+):
+    decision, rl, *_ = case
+    backend = LocalBackend(tiny_long_model_dir, threads=1)
+    actor = PolicyActor(backend, sandbox_space, sandbox.action_space, sandbox_features)
+    refinement = actor.refine(decision, "r6", step=1, max_calls=50)
+    assert refinement.event.rounds and all(
+        r.error == "" or "illegal" in r.error or "game over" in r.error for r in refinement.event.rounds
+    )
+    assert all("(scores: A " in r.response for r in refinement.event.rounds)
+    for r in refinement.event.rounds:
+        assert r.accepted == (r.simulated_max_rho is not None and r.simulated_reward > rl.reward)

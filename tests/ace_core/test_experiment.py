@@ -1,0 +1,67 @@
+import csv
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ace_core.config import TrainConfig
+from ace_core.errors import ConfigError
+from ace_core.experiment import run_ablations, variant_config
+from ace_core.svg import line_chart
+
+BASE = dict(
+    env="l2rpn_case14_sandbox",
+    steps=60,
+    learning_starts=16,
+    batch_size=16,
+    hidden=32,
+    log_every=20,
+    rho_threshold=0.5,
+    r_bar=0.5,
+    actor_every=20,
+    llm_budget=10,
+)
+
+
+def test_variants_change_only_what_they_ablate():
+    base = TrainConfig(**BASE)
+    assert variant_config(base, "sac", 2).llm == "none"
+    ace = variant_config(base, "ace", 1)
+    assert ace.llm == "local" and ace.actor and ace.critic and ace.seed == 1
+    assert not variant_config(base, "ace-no-actor", 0).actor
+    assert variant_config(base, "ace-rbar-0.3", 0).r_bar == -0.3
+    assert variant_config(base, "ace-traj-action", 0).trajectory_selection == "action"
+    control = variant_config(base, "random-control", 0)
+    assert control.llm == "random" and not control.critic
+    with pytest.raises(ConfigError, match="accepted: sac, ace"):
+        variant_config(base, "gpt", 0)
+
+
+def test_a_tiny_ablation_writes_tables_and_curves(tmp_path):
+    result = run_ablations(
+        TrainConfig(**BASE),
+        tmp_path,
+        1,
+        ["sac", "random-control"],
+        1,
+        (0,),
+        "python -m ace_core experiment ...",
+    )
+    assert [row["variant"] for row in result["table"]] == ["sac", "random-control"]
+    with open(tmp_path / "ablations.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[1]["variant"] == "random-control" and float(rows[1]["llm_calls_mean"]) > 0
+    assert 0.0 <= float(rows[0]["test_survival_mean"]) <= 1.0
+    markdown = (tmp_path / "ablations.md").read_text()
+    assert "| random-control | 1 |" in markdown and "python -m ace_core experiment ..." in markdown
+    ET.fromstring((tmp_path / "curves.svg").read_text())  # well-formed
+    assert (tmp_path / "curves.csv").read_text().startswith("variant,step,")
+    # a second call reuses the finished runs instead of training again
+    again = run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0,))
+    assert again["runs"][0]["test_survival"] == result["runs"][0]["test_survival"]
+
+
+def test_line_chart_draws_every_series_and_survives_flat_data():
+    svg = line_chart({"a": [(0, 1.0), (10, 2.0)], "b <&>": [(0, 1.0), (10, 1.0)]}, "t", "x", "y")
+    root = ET.fromstring(svg)
+    assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2 and "b &lt;&amp;&gt;" in svg
+    ET.fromstring(line_chart({"flat": [(5, 0.5)]}, "t", "x", "y"))
