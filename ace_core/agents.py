@@ -110,17 +110,21 @@ def simulated_max_rho(obs, space: ActionSpace, g2op_space, index: int) -> float:
     return float(rho.max())
 
 
+def best_simulated(obs, space: ActionSpace, g2op_space, candidates: list[int]) -> tuple[int, float]:
+    """(action, simulated max rho) of the candidate with the lowest simulated max rho; the first
+    candidate wins ties, so put the default (reconnect-or-nothing) first."""
+    scores = [simulated_max_rho(obs, space, g2op_space, index) for index in candidates]
+    best = int(np.argmin(scores))
+    return candidates[best], scores[best]
+
+
 def greedy_search(obs, space: ActionSpace, g2op_space, budget: int) -> tuple[int, float, int]:
     """(best action, its simulated max rho, simulate calls) among the greedy candidates,
     starting from reconnect-or-nothing so that only an improvement is played."""
-    best = reconnect_or_nothing(obs, space)
-    best_rho = simulated_max_rho(obs, space, g2op_space, best)
-    candidates = greedy_candidates(obs, space, budget)
-    for index in candidates:
-        rho = simulated_max_rho(obs, space, g2op_space, index)
-        if rho < best_rho:
-            best, best_rho = index, rho
-    return best, best_rho, 1 + len(candidates)
+    default = reconnect_or_nothing(obs, space)
+    candidates = [default] + [i for i in greedy_candidates(obs, space, budget) if i != default]
+    best, best_rho = best_simulated(obs, space, g2op_space, candidates)
+    return best, best_rho, len(candidates)
 
 
 class Greedy(TimedAgent):
@@ -167,9 +171,8 @@ class CheckedSacAgent(SacAgent):
             return default
         ranked = self.sac.policy(self.features(obs), self.space.top_mask(obs)).top_k(self.k)
         candidates = [default] + [index for index, _ in ranked if index != default]
-        scores = [simulated_max_rho(obs, self.space, self.action_space, index) for index in candidates]
         self.stats["simulate_calls"] += len(candidates)
-        return candidates[int(np.argmin(scores))]
+        return best_simulated(obs, self.space, self.action_space, candidates)[0]
 
 
 def load_sac(
@@ -219,7 +222,8 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
         sac, space, features, config = load_sac(Path(argument), env, space)
         return SacAgent(env, space, sac, features, config.rho_threshold)
     if kind == "sac-checked" and argument:
-        path, _, k = argument.rpartition(":") if argument.rpartition(":")[2].isdigit() else (argument, "", "")
+        head, _, tail = argument.rpartition(":")
+        path, k = (head, tail) if head and tail.isdigit() else (argument, "")
         if k and int(k) < 1:
             raise AgentSpecError(
                 f"sac-checked K {k!r} must be a positive integer, e.g. sac-checked:runs/a:10"

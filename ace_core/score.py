@@ -18,7 +18,7 @@ from grid2op.utils import ScoreL2RPN2020
 
 from ace_core.agents import load_agent
 from ace_core.grid.action_space import cache_dir
-from ace_core.grid.envs import downloaded_env_dir, make_env
+from ace_core.grid.envs import downloaded_env_dir, make_env, open_env_folder
 
 DEFAULT_MAX_STEP = 288
 
@@ -43,7 +43,7 @@ def l2rpn_2020_score(
     env_seeds = [int(seeds[i % len(seeds)]) for i in range(nb_scenario)]
     key = f"s{'-'.join(map(str, env_seeds))}-n{nb_scenario}-m{max_step}"
     folder = _writable_env_copy(env_name, key)
-    env = _make_from_folder(folder)
+    env = open_env_folder(folder)
     scorer = ScoreL2RPN2020(
         env, env_seeds=env_seeds, agent_seeds=env_seeds, nb_scenario=nb_scenario, max_step=max_step, verbose=0
     )
@@ -56,17 +56,3 @@ def l2rpn_2020_score(
         "max_steps": [int(t) for t in total],
         "protocol": f"first {nb_scenario} chronics from their start, {max_step} steps, seeds {env_seeds}",
     }
-
-
-def _make_from_folder(folder: Path):
-    import warnings
-
-    from lightsim2grid import LightSimBackend
-
-    from ace_core.grid.reward import MarginReward
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        env = grid2op.make(str(folder), backend=LightSimBackend(), reward_class=MarginReward)
-    env.gridace_name = folder.name
-    return env

@@ -71,5 +71,15 @@ def make_env(name: str, *, cache_chronics: bool = True, **kwargs):
     return env
 
 
+def open_env_folder(folder: Path):
+    """An env from a local copy of a dataset folder (e.g. a writable copy for grid2op's scores),
+    with the same backend and reward as :func:`make_env`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = grid2op.make(str(folder), backend=LightSimBackend(), reward_class=MarginReward)
+    env.gridace_name = Path(folder).name
+    return env
+
+
 def env_is_downloaded(name: str) -> bool:
     return downloaded_env_dir(name) is not None
