@@ -18,8 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATABASE = "gridace_bench_live"
 CONNECT_CONCURRENCY = 25
 CONNECT_TIMEOUT_S = 20.0
+STEPPED_AT = re.compile(r'"stepped_at": ?([0-9.]+)')
 
 
 # ----- a minimal websocket client (text frames, ping/pong, close) -----------------------------
@@ -96,6 +99,7 @@ class Client:
         self.connected = False
         self.dropped = ""
         self.measuring = False
+        self.message_bytes = 0
 
     async def run(self, port: int, path: str, connect_gate: asyncio.Semaphore, stop: asyncio.Event) -> None:
         async with connect_gate:
@@ -105,27 +109,29 @@ class Client:
                 self.dropped = f"connect: {type(error).__name__}: {error}"
                 return
         self.connected = True
-        stopper = asyncio.create_task(stop.wait())
+        reading = asyncio.create_task(self._read_all(reader, writer))
+        await stop.wait()
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+        writer.close()
+
+    async def _read_all(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Reads until cancelled; the receipt time is taken before anything is parsed."""
         try:
-            while not stop.is_set():
-                reading = asyncio.create_task(ws_read(reader, writer))
-                done, _ = await asyncio.wait({reading, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                if reading not in done:
-                    reading.cancel()
-                    break
-                text = reading.result()
+            while True:
+                text = await ws_read(reader, writer)
+                received_ms = time.time() * 1000.0
                 if text is None:
                     self.dropped = "closed by the server"
-                    break
-                if self.measuring and '"kind":"step"' in text[:20]:
-                    message = json.loads(text)
-                    self.latencies.append(time.time() * 1000.0 - message["stepped_at"])
+                    return
+                if self.measuring and text.startswith('{"kind":"step"'):
+                    stepped_at = STEPPED_AT.search(text)
+                    self.latencies.append(received_ms - float(stepped_at.group(1)))
+                    self.message_bytes = len(text)
                     self.steps += 1
         except (asyncio.IncompleteReadError, ConnectionError) as error:
             self.dropped = f"{type(error).__name__}"
-        finally:
-            stopper.cancel()
-            writer.close()
 
 
 def rss_mb(pid: int) -> float:
@@ -279,6 +285,8 @@ async def _measure(args, port: int, path: str, cookies: list[str], daphne_pid: i
     stop.set()
     await asyncio.wait(tasks, timeout=15)
     latencies = [x for c in clients for x in c.latencies]
+    if os.environ.get("FANOUT_DUMP"):
+        Path(os.environ["FANOUT_DUMP"]).write_text(json.dumps([c.latencies for c in clients]))
     per_client = [c.steps for c in clients if c.connected]
     return {
         "clients": len(clients),
@@ -291,6 +299,7 @@ async def _measure(args, port: int, path: str, cookies: list[str], daphne_pid: i
         "messages_received": len(latencies),
         "messages_per_client_min": min(per_client) if per_client else 0,
         "messages_per_client_max": max(per_client) if per_client else 0,
+        "message_bytes": max(c.message_bytes for c in clients),
         "latency_ms_p50": round(percentile(latencies, 50), 1),
         "latency_ms_p95": round(percentile(latencies, 95), 1),
         "latency_ms_p99": round(percentile(latencies, 99), 1),

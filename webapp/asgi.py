@@ -1,5 +1,10 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (daphne serves both).
 
+Everything the process imports at start (Django, the URLconf and through it grid2op and torch
+for the what-if service) is moved out of the garbage collector's reach with ``gc.freeze()``:
+otherwise each full collection walks that heap and stalls every socket of the process for
+100-200 ms, which was the whole p99 of the live console's fan-out.
+
 Websockets pass the Origin check against ``ALLOWED_HOSTS`` (a page from a foreign site cannot
 open one), then the session middleware that puts ``scope["user"]``; each consumer checks the
 user's permission itself.
@@ -7,6 +12,7 @@ user's permission itself.
 
 from __future__ import annotations
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -18,6 +24,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from django.urls import get_resolver  # noqa: E402
+
 from webapp.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
@@ -26,3 +34,6 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+get_resolver().url_patterns  # import every view now rather than on the first request
+gc.freeze()
