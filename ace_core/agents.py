@@ -18,6 +18,7 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import simulate_rho
+from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.rl.sac import SAC, SACConfig
 
 AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR", "sac-checked:RUN_DIR[:K]")
@@ -104,7 +105,11 @@ def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
 
 def simulated_max_rho(obs, space: ActionSpace, g2op_space, index: int) -> float:
     """Max rho one step after ``index``; infinity for a game over or an illegal action."""
-    rho, _, done, info = simulate_rho(obs, space.to_grid2op(index, g2op_space))
+    return _max_rho(simulate_rho(obs, space.to_grid2op(index, g2op_space)))
+
+
+def _max_rho(outcome: Simulated) -> float:
+    rho, _, done, info = outcome
     if done or info.get("is_illegal") or info.get("exception"):
         return float("inf")
     return float(rho.max())
@@ -113,16 +118,20 @@ def simulated_max_rho(obs, space: ActionSpace, g2op_space, index: int) -> float:
 def best_simulated(obs, space: ActionSpace, g2op_space, candidates: list[int]) -> tuple[int, float]:
     """(action, simulated max rho) of the candidate with the lowest simulated max rho; the first
     candidate wins ties, so put the default (reconnect-or-nothing) first."""
-    scores = [simulated_max_rho(obs, space, g2op_space, index) for index in candidates]
+    outcomes = simulate_many(obs, [space.to_grid2op(index, g2op_space) for index in candidates])
+    scores = [_max_rho(outcome) for outcome in outcomes]
     best = int(np.argmin(scores))
     return candidates[best], scores[best]
 
 
-def greedy_search(obs, space: ActionSpace, g2op_space, budget: int) -> tuple[int, float, int]:
-    """(best action, its simulated max rho, simulate calls) among the greedy candidates,
-    starting from reconnect-or-nothing so that only an improvement is played."""
+def greedy_search(
+    obs, space: ActionSpace, g2op_space, budget: int, extra: Sequence[int] = ()
+) -> tuple[int, float, int]:
+    """(best action, its simulated max rho, simulate calls) among the greedy candidates and
+    ``extra`` ones (e.g. a policy's most likely actions), starting from reconnect-or-nothing so
+    that only an improvement is played."""
     default = reconnect_or_nothing(obs, space)
-    candidates = [default] + [i for i in greedy_candidates(obs, space, budget) if i != default]
+    candidates = list(dict.fromkeys([default, *extra, *greedy_candidates(obs, space, budget)]))
     best, best_rho = best_simulated(obs, space, g2op_space, candidates)
     return best, best_rho, len(candidates)
 

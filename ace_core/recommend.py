@@ -15,7 +15,7 @@ import numpy as np
 from ace_core.agents import greedy_search
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import simulate_rho
+from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.rl.sac import SAC
 
 
@@ -48,7 +48,11 @@ class SimulatedOutcome:
 
 def simulate(obs, space: ActionSpace, g2op_space, index: int) -> SimulatedOutcome:
     """One step ahead with grid2op's simulator."""
-    rho, reward, done, info = simulate_rho(obs, space.to_grid2op(index, g2op_space))
+    return outcome_of(simulate_rho(obs, space.to_grid2op(index, g2op_space)))
+
+
+def outcome_of(simulated: Simulated) -> SimulatedOutcome:
+    rho, reward, done, info = simulated
     if info.get("is_illegal"):
         return SimulatedOutcome(None, None, None, "illegal: " + _first(info.get("exception")))
     if done or info.get("exception"):
@@ -78,17 +82,20 @@ def recommend(
     ranked = policy.top_k(k)
     ranked_ms = (time.perf_counter() - started) * 1000
     before = np.asarray(obs.rho)
-    out = [_card(obs, space, g2op_space, index, prob, "policy", before) for index, prob in ranked]
+    outcomes = simulate_many(obs, [space.to_grid2op(index, g2op_space) for index, _ in ranked])
+    out = [
+        _card(space, index, prob, "policy", before, outcome_of(outcome))
+        for (index, prob), outcome in zip(ranked, outcomes)
+    ]
     if not any(r.max_rho_after is not None and r.max_rho_after < 1.0 for r in out) and before.max() >= 1.0:
         best, _, _ = greedy_search(obs, space, g2op_space, greedy_budget)
         if best not in {r.action_index for r in out}:
-            out.append(_card(obs, space, g2op_space, best, 0.0, "greedy", before))
+            out.append(_card(space, best, 0.0, "greedy", before, simulate(obs, space, g2op_space, best)))
     total_ms = (time.perf_counter() - started) * 1000
     return out, {"policy_ms": ranked_ms, "total_ms": total_ms}
 
 
-def _card(obs, space, g2op_space, index, prob, source, before) -> Recommendation:
-    outcome = simulate(obs, space, g2op_space, index)
+def _card(space, index, prob, source, before, outcome: SimulatedOutcome) -> Recommendation:
     if outcome.rho is None:
         relieved, new = (), ()
     else:
