@@ -194,7 +194,7 @@ def load_sac(
         space = space.restrict(space.first_topology + np.asarray(state["subset"]))
     check_same_space(state, space.fingerprint(), str(path))
     config = TrainConfig.from_dict(state["config"])
-    features = FeatureBuilder(env)
+    features = FeatureBuilder.for_policy(env, state)
     sac = SAC(features.size, space, sac_config(config, space))
     with torch.no_grad():
         sac.load_state_dict(state["sac"])

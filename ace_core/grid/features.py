@@ -12,10 +12,14 @@ line cooldown               L      steps before it may be switched / max cooldow
 maintenance                 L      1 in maintenance, ramps 0..1 over the 12 steps before one
 bus 2                       E      1 when the element is on bus 2
 generator output            G      p / pmax, [-1, 1]
-load                        D      p / (1.5 x its value at the env's first step), [0, 2]
+load                        D      p / (1.5 x its value at the first step the policy saw), [0, 2]
 substation cooldown         S      steps before it may be changed / max cooldown, [0, 1]
 time                        3      sin and cos of the time of day, day of week / 6
 ==========================  =====  ===============================================
+
+The load scale is part of the policy: a training run takes it from its env's first observation
+and saves it in its checkpoints (:meth:`FeatureBuilder.state_dict`), and whoever loads the policy
+passes it back, so the policy sees the same normalisation whatever state the env it acts on is in.
 """
 
 from __future__ import annotations
@@ -26,14 +30,27 @@ MAINTENANCE_HORIZON = 12
 
 
 class FeatureBuilder:
-    def __init__(self, env) -> None:
+    def __init__(self, env, load_scale=None) -> None:
         self.gen_pmax = np.maximum(np.asarray(env.gen_pmax, dtype=np.float32), 1e-3)
         params = env.parameters
         self.line_cooldown = float(max(params.NB_TIMESTEP_COOLDOWN_LINE, params.NB_TIMESTEP_RECONNECTION, 1))
         self.sub_cooldown = float(max(params.NB_TIMESTEP_COOLDOWN_SUB, 1))
-        reference = env.get_obs() if env.current_obs is not None else env.reset()
-        self.load_scale = np.maximum(1.5 * np.abs(reference.load_p).astype(np.float32), 1e-3)
+        if load_scale is None:
+            reference = env.get_obs() if env.current_obs is not None else env.reset()
+            load_scale = 1.5 * np.abs(reference.load_p)
+        load_scale = np.asarray(load_scale, dtype=np.float32)
+        if load_scale.shape != (env.n_load,):
+            raise ValueError(f"load_scale has shape {load_scale.shape}; this env has {env.n_load} loads")
+        self.load_scale = np.maximum(load_scale, 1e-3)
         self.size = 4 * env.n_line + env.dim_topo + env.n_gen + env.n_load + env.n_sub + 3
+
+    def state_dict(self) -> dict:
+        return {"load_scale": self.load_scale.tolist()}
+
+    @classmethod
+    def for_policy(cls, env, state: dict) -> FeatureBuilder:
+        """The features a checkpoint's policy was trained on (older checkpoints: from ``env``)."""
+        return cls(env, load_scale=state.get("features", {}).get("load_scale"))
 
     def __call__(self, obs) -> np.ndarray:
         maintenance_in = obs.time_next_maintenance

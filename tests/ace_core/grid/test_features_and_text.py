@@ -1,7 +1,10 @@
 import numpy as np
+import pytest
 
+from ace_core.agents import load_sac
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.text import action_text, state_text
+from ace_core.live import untrained_policy
 
 
 def test_feature_vector_has_the_documented_size_and_range(sandbox, sandbox_features, fresh_obs):
@@ -17,6 +20,25 @@ def test_features_follow_the_grid(sandbox, sandbox_space, sandbox_features, fres
     after = sandbox_features(obs)
     assert before[20 + 7] == 1.0 and after[20 + 7] == 0.0  # line status block
     sandbox.reset(seed=0, options={"time serie id": 0})
+
+
+def test_the_load_scale_travels_with_the_policy(sandbox, sandbox_space, fresh_obs, tmp_path):
+    path = untrained_policy("l2rpn_case14_sandbox", tmp_path / "policy", env=sandbox)
+    saved = FeatureBuilder(sandbox).load_scale
+    # the env moves on: another time of day, other loads
+    for _ in range(60):
+        obs, *_ = sandbox.step(sandbox.action_space({}))
+    assert not np.allclose(1.5 * np.abs(obs.load_p), saved)
+    _, _, features, _ = load_sac(path, sandbox, sandbox_space)
+    np.testing.assert_array_equal(features.load_scale, saved)
+    # checkpoints from before the scale was saved fall back to the env's current observation
+    fallback = FeatureBuilder.for_policy(sandbox, {})
+    np.testing.assert_allclose(fallback.load_scale, np.maximum(1.5 * np.abs(obs.load_p), 1e-3))
+
+
+def test_a_load_scale_of_the_wrong_size_is_refused(sandbox):
+    with pytest.raises(ValueError, match="this env has 11 loads"):
+        FeatureBuilder(sandbox, load_scale=[1.0, 2.0])
 
 
 def test_36_bus_features(wcci):
