@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATABASE = "gridace_bench_live"
-CONNECT_CONCURRENCY = 25
+CONNECT_CONCURRENCY = 10  # clients opening at once: a ramp, as real consoles do not all open in one instant
 CONNECT_TIMEOUT_S = 20.0
 STEPPED_AT = re.compile(r'"stepped_at": ?([0-9.]+)')
 
