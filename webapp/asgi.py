@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
+from importlib import import_module
 
 from django.core.asgi import get_asgi_application
 
@@ -23,8 +24,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-
-from django.urls import get_resolver  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from webapp.routing import websocket_urlpatterns  # noqa: E402
 
@@ -35,5 +35,5 @@ application = ProtocolTypeRouter(
     }
 )
 
-get_resolver().url_patterns  # import every view now rather than on the first request
+import_module(settings.ROOT_URLCONF)  # every view now, rather than on the first request
 gc.freeze()
