@@ -20,8 +20,6 @@ TINY = {
     "log_every": "50",
     "checkpoint_every": "100",
 }
-# The real trainer by default; GRIDACE_BROWSER_TRAINER=tests.webapp.fakes.fake_train for a quick pass.
-TRAINER = os.environ.get("GRIDACE_BROWSER_TRAINER", "")
 
 
 def _chart_points(page) -> int:
@@ -91,7 +89,7 @@ def test_engineer_launches_a_tiny_run_and_sees_its_chart_grow(
         "of_which_trainer_until_first_metrics_row": round(
             (first_row.created_at - run.started_at).total_seconds(), 2
         ),
-        "trainer": TRAINER or "ace_core",
+        "trainer": "ace_core",
         "load_average_1min": os.getloadavg()[0],
     }
     (artifacts / "figures.json").write_text(json.dumps(figures, indent=2))

@@ -1,13 +1,17 @@
 """Fixtures for the web application's tests: users per role, runs, refinements, socket helpers.
 
-Run against Postgres (``DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres``); the tests
-that start a second process (a db_worker) also need ``REDIS_URL``.
+Workers run the real trainer (``ace_core.train.train``) and evaluator on tiny settings; the
+refinements tests review are ones the real trainer reported. Run against Postgres
+(``DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres``); the tests that start a second
+process (a db_worker) also need ``REDIS_URL``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +21,7 @@ from django.contrib.auth.models import AbstractUser
 from django.test import Client
 
 from ace_core.config import TrainConfig
-from tests.webapp import fakes
+from ace_core.events import MemorySink, RefinementEvent
 from webapp.accounts.roles import ROLES
 from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.review.models import Refinement
@@ -30,28 +34,85 @@ _names = itertools.count()
 
 
 def tiny_config(**overrides: Any) -> TrainConfig:
-    """The smallest run that exercises every event (refinements need an LLM setting)."""
+    """A run the real trainer finishes in seconds, with LLM refinements along the way.
+
+    The 14-bus sandbox with a low rho threshold: the agent decides at every step, most first
+    steps reward below ``r_bar``, so every actor pass has decisions to refine. ``llm="random"``
+    is the built-in control (a uniform pick among the actor's candidates, the same simulation
+    gate) and has no critic; :func:`local_llm` switches to the tiny local model, which adds
+    critic passes and LoRA rounds.
+    """
     values = dict(
         env="l2rpn_case14_sandbox",
         steps=300,
         learning_starts=32,
         batch_size=32,
+        hidden=64,
         log_every=50,
         checkpoint_every=100,
-        llm="local",
+        rho_threshold=0.5,
+        r_bar=0.5,
+        llm="random",
+        critic=False,
         actor_every=50,
         critic_every=100,
+        critic_threshold=0.3,
         finetune_every=0,
+        llm_budget=40,
     )
     values.update(overrides)
     return TrainConfig(**values)
 
 
+def local_llm(model_dir: Path, **overrides: Any) -> dict[str, Any]:
+    """Settings for the tiny local chat model: actor, critic and a LoRA round every 2 refinements."""
+    return dict(
+        llm="local",
+        llm_model=str(model_dir),
+        critic=True,
+        actor_batch=2,
+        actor_rounds=3,
+        finetune_every=2,
+        finetune_max_steps=1,
+        **overrides,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_llm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The core's tiny random chat model (2-layer Llama, own tokenizer), with room for ACE's prompts."""
+    from tests.ace_core.conftest import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llm"), max_positions=8192)
+
+
+@pytest.fixture(scope="session")
+def trainer_refinements(tmp_path_factory: pytest.TempPathFactory) -> list[RefinementEvent]:
+    """The refinements a tiny real run reports (the random control: no model to load)."""
+    from ace_core.train import train
+
+    sink = MemorySink()
+    train(tiny_config(steps=100, actor_rounds=2), sink, tmp_path_factory.mktemp("refinements-run"))
+    events = sink.of_type(RefinementEvent)
+    assert any(e.accepted_by_simulation and len(e.rounds) > 1 for e in events), "no multi-round refinement"
+    assert any(not e.accepted_by_simulation for e in events), "every refinement was accepted"
+    return events
+
+
+def trainer_refinement(events: list[RefinementEvent], step: int, accepted: bool = True) -> RefinementEvent:
+    """A refinement the trainer reported (when accepted, one that took several rounds), placed at
+    ``step`` with the id the trainer would give it there."""
+    event = next(
+        e for e in events if e.accepted_by_simulation == accepted and (not accepted or len(e.rounds) > 1)
+    )
+    return dataclasses.replace(event, step=step, refinement_id=f"r{step:05d}")
+
+
 @pytest.fixture(autouse=True)
 def _web_settings(settings: Any, tmp_path: Any) -> Any:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins
-    settings.GRIDACE_TRAINER = "tests.webapp.fakes.fake_train"
-    settings.GRIDACE_EVALUATOR = "tests.webapp.fakes.fake_evaluate"
+    settings.GRIDACE_TRAINER = "ace_core.train.train"
+    settings.GRIDACE_EVALUATOR = "ace_core.evaluate.evaluate"
     settings.GRIDACE_RUNS_DIR = tmp_path / "runs"
     settings.GRIDACE_HEARTBEAT_SECONDS = 0.2
     settings.LIVE_RELAY_INTERVAL_SECONDS = 0.1
@@ -110,9 +171,9 @@ def make_run(engineer: AbstractUser) -> Callable[..., TrainingRun]:
 
 
 @pytest.fixture
-def make_refinement() -> Callable[..., Refinement]:
-    def make(run: TrainingRun, step: int = 50, **kwargs: Any) -> Refinement:
-        return refinement_record(run_id=run.pk, event=fakes.refinement_event(step, **kwargs))
+def make_refinement(trainer_refinements: list[RefinementEvent]) -> Callable[..., Refinement]:
+    def make(run: TrainingRun, step: int = 50, accepted: bool = True) -> Refinement:
+        return refinement_record(run_id=run.pk, event=trainer_refinement(trainer_refinements, step, accepted))
 
     return make
 

@@ -56,17 +56,25 @@ def test_production_settings_refuse_the_development_key():
     assert "SECRET_KEY must be set to a random string of 50+ characters" in result.stderr
 
 
-def test_the_demo_sets_up_the_embedded_default_and_starts_a_run(tmp_path):
-    """``make demo``'s set-up on the embedded default: SQLite file, in-process channel layer."""
-    env = _clean_env(
-        GRIDACE_VAR_DIR=str(tmp_path),
-        GRIDACE_TRAINER="tests.webapp.fakes.fake_train",
-        GRIDACE_DEMO_PASSWORD="demo-password-123",
-    )
+def test_the_demo_sets_up_the_embedded_default_and_starts_a_run(tmp_path, tiny_llm_dir):
+    """``make demo``'s set-up on the embedded default: SQLite file, in-process channel layer, and
+    the real trainer with a local LLM (the tiny test model in place of the offline default, whose
+    first load converts a GGUF for a minute)."""
+    env = _clean_env(GRIDACE_VAR_DIR=str(tmp_path), GRIDACE_DEMO_PASSWORD="demo-password-123")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    result = _manage("demo", "--check", "--port", str(port), "--set", "steps=200", env=env)
+    result = _manage(
+        "demo",
+        "--check",
+        "--port",
+        str(port),
+        "--set",
+        "steps=200",
+        "--set",
+        f"llm_model={tiny_llm_dir}",
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "demo users operator, engineer, reviewer" in result.stdout
     assert f"GridACE is running at http://127.0.0.1:{port}/" in result.stdout
@@ -76,11 +84,14 @@ def test_the_demo_sets_up_the_embedded_default_and_starts_a_run(tmp_path):
         "shell",
         "-c",
         "from django.conf import settings; from webapp.training.models import TrainingRun;"
-        "print(TrainingRun.objects.get().env, settings.CHANNEL_LAYERS['default']['BACKEND'], settings.LIVE_RELAY_FROM_DB)",
+        "run = TrainingRun.objects.get(label='demo');"
+        "print(run.env, run.config['llm'], settings.GRIDACE_TRAINER, settings.CHANNEL_LAYERS['default']['BACKEND'], settings.LIVE_RELAY_FROM_DB)",
         env=env,
     )
-    assert status.stdout.split()[-3:] == [
+    assert status.stdout.split()[-5:] == [
         "rte_case14_realistic",
+        "local",
+        "ace_core.train.train",
         "channels.layers.InMemoryChannelLayer",
         "True",
     ]

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from ace_core.events import ShapingEvent
-from tests.webapp import fakes
+from tests.webapp.conftest import trainer_refinement
 from webapp.audit.models import AuditEntry
 from webapp.review.errors import DecisionError
 from webapp.review.models import COMMENT_MAX_LENGTH, Refinement, RefinementRound, RefinementStatus
@@ -16,23 +16,32 @@ from webapp.review.services import refinement_decide, refinement_record, shaping
 pytestmark = pytest.mark.django_db
 
 
-def test_a_refinement_is_stored_with_every_round(make_run):
+def test_a_refinement_is_stored_with_every_round(make_run, trainer_refinements):
     run = make_run()
-    event = fakes.refinement_event(50)
+    event = trainer_refinement(trainer_refinements, 50)  # accepted in its last round
     refinement = refinement_record(run_id=run.pk, event=event)
     assert refinement.status == RefinementStatus.PENDING
-    assert refinement.llm_action_index == 12 and refinement.accepted_by_simulation
-    [round_] = refinement.rounds.all()
-    assert (round_.number, round_.action_index, round_.accepted) == (1, 12, True)
-    assert round_.prompt.startswith("State at step 50")
+    assert (refinement.refinement_id, refinement.step) == ("r00050", 50)
+    assert refinement.accepted_by_simulation and refinement.llm_action_index == event.llm_action_index
+    for field in ("state_text", "rl_action_text", "llm_action_text", "rl_reward", "llm_reward", "model"):
+        assert getattr(refinement, field) == getattr(event, field), field
+    stored = [
+        (r.number, r.action_index, r.accepted, r.prompt, r.response, r.error) for r in refinement.rounds.all()
+    ]
+    assert stored == [
+        (number, r.action_index, r.accepted, r.prompt, r.response, r.error)
+        for number, r in enumerate(event.rounds, start=1)
+    ]
+    assert len(stored) > 1 and stored[-1][1] == event.llm_action_index and stored[-1][2]
 
 
-def test_a_refinement_reported_again_is_not_duplicated(make_run):
+def test_a_refinement_reported_again_is_not_duplicated(make_run, trainer_refinements):
     run = make_run()
-    first = refinement_record(run_id=run.pk, event=fakes.refinement_event(50))
-    again = refinement_record(run_id=run.pk, event=fakes.refinement_event(50))
+    event = trainer_refinement(trainer_refinements, 50)
+    first = refinement_record(run_id=run.pk, event=event)
+    again = refinement_record(run_id=run.pk, event=event)
     assert first.pk == again.pk
-    assert Refinement.objects.count() == 1 and RefinementRound.objects.count() == 1
+    assert Refinement.objects.count() == 1 and RefinementRound.objects.count() == len(event.rounds)
 
 
 def test_a_shaping_is_stored_with_its_rationale(make_run):

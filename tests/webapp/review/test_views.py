@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from ace_core.events import ShapingEvent
 from tests.webapp.conftest import client_for
@@ -39,10 +40,13 @@ def test_queue_lists_pending_refinements_and_filters(reviewer, make_run, make_re
 def test_detail_shows_the_state_both_actions_and_every_round(reviewer, make_run, make_refinement):
     refinement = make_refinement(make_run())
     html = client_for(reviewer).get(_detail_url(refinement)).content.decode()
-    assert "line 4 carries 102% of its limit" in html  # the state in words
-    assert "do nothing" in html and "set bus 2 for line 4 and load 2 at substation 3" in html
-    assert "Candidates: A) bus split at sub 3" in html  # the prompt of round 1
-    assert "Splitting substation 3 relieves line 4." in html  # the response
+    assert escape(refinement.state_text) in html  # the state in words
+    assert escape(refinement.rl_action_text) in html and escape(refinement.llm_action_text) in html
+    rounds = list(refinement.rounds.all())
+    assert len(rounds) > 1 and f"Rounds ({len(rounds)})" in html
+    for round_ in rounds:  # the trainer's prompt and the model's answer, round after round
+        assert f'id="round-{round_.number}"' in html
+        assert escape(round_.prompt) in html and escape(round_.response) in html
     assert 'id="approve"' in html and 'id="reject"' in html
 
 

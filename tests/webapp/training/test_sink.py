@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import threading
 
 import pytest
 
+from ace_core.events import MetricsEvent
 from tests.webapp.training.test_tasks import work_off_queue
 from webapp.review.services import refinement_decide
 from webapp.training.broadcast import BackgroundPublisher
 from webapp.training.heartbeat import Heartbeat
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import MetricPoint, RunStatus, TrainingRun
 from webapp.training.services.runs import run_cancel
 from webapp.training.services.worker import run_start
 from webapp.training.sink import WebEventSink
@@ -37,6 +39,16 @@ def test_is_approved_follows_the_reviewers_decision(make_run, make_refinement, r
 
 
 @pytest.mark.django_db
+def test_metrics_without_a_finite_value_are_stored_as_null(make_run):
+    # a diverged loss is NaN; JSON (and Postgres jsonb) has no NaN
+    run = make_run()
+    _sink(run).emit(MetricsEvent(step=50, values={"losses/qf1_loss": math.nan, "charts/SPS": 900.0}))
+    point = MetricPoint.objects.get(run=run)
+    assert point.values == {"losses/qf1_loss": None, "charts/SPS": 900.0}
+    assert TrainingRun.objects.get(pk=run.pk).progress_step == 50
+
+
+@pytest.mark.django_db
 def test_should_stop_on_cancel_and_on_lost_ownership(make_run, engineer):
     run = make_run()
     run_start(run_id=run.pk, attempt=1, worker_token="t")
@@ -55,8 +67,7 @@ def test_should_stop_on_cancel_and_on_lost_ownership(make_run, engineer):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sigterm_to_the_worker_checkpoints_and_queues_the_run_again(make_run, monkeypatch):
-    monkeypatch.setenv("FAKE_TRAIN_STEP_SECONDS", "0.004")
+def test_sigterm_to_the_worker_checkpoints_and_queues_the_run_again(make_run):
     run = make_run()
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -10,12 +12,13 @@ from django.urls import reverse
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from tests.webapp.conftest import client_for
+from tests.webapp.conftest import client_for, local_llm
 from webapp.review.models import Refinement, RewardShaping
 from webapp.training.models import (
     Checkpoint,
     EpisodeRecord,
     EvaluationStatus,
+    FinetuneRecord,
     MetricPoint,
     RunStatus,
     TrainingRun,
@@ -40,52 +43,66 @@ def work_off_queue() -> None:
     )
 
 
-def test_worker_runs_a_run_and_stores_every_event(make_run):
-    run = make_run()
+def _metrics(run: TrainingRun) -> list[MetricPoint]:
+    return list(MetricPoint.objects.filter(run=run).order_by("step"))
+
+
+def test_worker_runs_a_run_and_stores_every_event(make_run, tiny_llm_dir):
+    run = make_run(**local_llm(tiny_llm_dir))  # the tiny local model: actor, critic and LoRA rounds
     work_off_queue()
 
     run = TrainingRun.objects.get(pk=run.pk)
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert run.progress_step == 300 and run.started_at and run.finished_at and run.heartbeat_at
-    assert list(MetricPoint.objects.filter(run=run).values_list("step", flat=True)) == [
-        50,
-        100,
-        150,
-        200,
-        250,
-        300,
-    ]
-    point = MetricPoint.objects.filter(run=run).first()
-    assert point.values["losses/qf1_loss"] == pytest.approx(1 / 50)
-    assert point.values["charts/nan_metric"] is None  # NaN is stored as null
-    assert EpisodeRecord.objects.filter(run=run).count() == 3
+    points = _metrics(run)
+    assert [p.step for p in points] == [50, 100, 150, 200, 250, 300]
+    last = points[-1].values
+    summary = json.loads((Path(run.out_dir) / "summary.json").read_text())
+    assert (summary["steps"], summary["stopped"]) == (300, False)
+    assert last["charts/updates"] == summary["updates"] > 0  # SAC learnt
+    assert EpisodeRecord.objects.filter(run=run).count() == summary["episodes"] == last["charts/episodes"] > 0
     assert list(Checkpoint.objects.filter(run=run).values_list("step", flat=True)) == [100, 200, 300, 300]
-    assert Refinement.objects.filter(run=run).count() == 6
-    assert Refinement.objects.get(run=run, refinement_id="r50").rounds.count() == 1
-    assert RewardShaping.objects.filter(run=run).count() == 3
+
+    refinements = Refinement.objects.filter(run=run)
+    assert refinements.count() == last["llm/refinements"] > 0
+    assert refinements.filter(accepted_by_simulation=True).count() == last["llm/accepted"] > 0
+    assert set(refinements.values_list("model", flat=True)) == {tiny_llm_dir.name}
+    for refinement in refinements:
+        assert 1 <= refinement.rounds.count() <= 3 and refinement.state_text and refinement.rl_action_text
+        if refinement.accepted_by_simulation:
+            assert refinement.llm_reward > refinement.rl_reward
+    # a LoRA round every 2 accepted refinements, each with its adapter on disk
+    finetunes = FinetuneRecord.objects.filter(run=run)
+    assert finetunes.count() == last["llm/accepted"] // 2 == last["llm/finetunes"]
+    assert all(Path(f.path).is_dir() and not f.skipped_reason for f in finetunes)
+    # The critic read trajectories; the tiny random model writes no valid JSON, so every
+    # adjustment was refused (critic.jsonl says why) and no shaping was applied or stored.
+    critic_calls = (Path(run.out_dir) / "critic.jsonl").read_text().splitlines()
+    assert len(critic_calls) == last["llm/critic_calls"] > 0
+    assert RewardShaping.objects.filter(run=run).count() == last["llm/shapings"]
     task = DBTaskResult.objects.get(id=run.task_id)
     assert task.status == TaskResultStatus.SUCCESSFUL
     assert task.return_value == {"run": run.pk, "attempt": 1, "status": "succeeded"}
 
 
-def test_a_trainer_error_fails_the_run_with_its_message(make_run, settings):
-    settings.GRIDACE_TRAINER = "tests.webapp.fakes.failing_train"
-    run = make_run()
+def test_a_trainer_error_fails_the_run_with_its_message(make_run, tmp_path):
+    # Launching checks that the action subset file exists; only the trainer, on the grid, finds
+    # that an index in it is no action of this grid (a list written for the 36-bus grid, say).
+    subset = tmp_path / "actions.txt"
+    subset.write_text("60\n66000\n")
+    run = make_run(action_subset=str(subset))
     work_off_queue()
     run = TrainingRun.objects.get(pk=run.pk)
     assert run.status == RunStatus.FAILED
-    assert run.error == "RuntimeError: the grid diverged at step 1 (BackendError)"
+    assert run.error.startswith("ActionIndexError: ") and "66000" in run.error, run.error
     assert DBTaskResult.objects.get(id=run.task_id).status == TaskResultStatus.FAILED
 
 
-def test_cancel_stops_the_trainer_at_its_next_step_and_resume_finishes_the_run(
-    make_run, engineer, monkeypatch
-):
-    monkeypatch.setenv("FAKE_TRAIN_STEP_SECONDS", "0.004")
+def test_cancel_stops_the_trainer_at_its_next_step_and_resume_finishes_the_run(make_run, engineer):
     run = make_run()
 
     def cancel_once_running() -> None:
-        for _ in range(200):
+        for _ in range(1000):
             current = TrainingRun.objects.get(pk=run.pk)
             if current.status == RunStatus.RUNNING and current.progress_step >= 50:
                 run_cancel(run=current, user=engineer)
@@ -101,30 +118,42 @@ def test_cancel_stops_the_trainer_at_its_next_step_and_resume_finishes_the_run(
     assert run.status == RunStatus.CANCELLED
     stopped_at = run.checkpoints.order_by("-id").first().step
     assert 50 <= stopped_at < 300  # stopped early, and checkpointed where it stopped
+    assert json.loads((Path(run.out_dir) / "summary.json").read_text())["stopped"] is True
 
     run_resume(run=run, user=engineer)
     work_off_queue()
     run = TrainingRun.objects.get(pk=run.pk)
     assert (run.status, run.attempt, run.progress_step) == (RunStatus.SUCCEEDED, 2, 300)
-    steps = list(MetricPoint.objects.filter(run=run).order_by("step").values_list("step", flat=True))
-    assert steps == [50, 100, 150, 200, 250, 300]  # no step drawn twice
-    assert Refinement.objects.filter(run=run).count() == 6  # re-reported ids are not duplicated
+    points = _metrics(run)
+    assert [p.step for p in points] == [50, 100, 150, 200, 250, 300]  # no step drawn twice
+    # the resumed trainer numbers refinements on from the checkpoint: none lost, none twice
+    count = int(points[-1].values["llm/refinements"])
+    ids = sorted(Refinement.objects.filter(run=run).values_list("refinement_id", flat=True))
+    assert count > 0 and ids == [f"r{n:05d}" for n in range(1, count + 1)]
 
 
-def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer):
-    run = make_run()
+def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, settings):
+    settings.GRIDACE_BASELINES = ["do-nothing", "greedy"]  # the real evaluator: ~5 s an agent here
+    run = make_run(steps=100)  # a checkpoint is all an evaluation needs
     work_off_queue()
     evaluation = evaluation_request(
-        run=TrainingRun.objects.get(pk=run.pk), user=engineer, split="test", nb_episode=3
+        run=TrainingRun.objects.get(pk=run.pk), user=engineer, split="test", nb_episode=1
     )
     work_off_queue()
     evaluation.refresh_from_db()
-    assert evaluation.status == EvaluationStatus.SUCCEEDED
-    assert set(evaluation.results) == {"ace", "do-nothing", "reconnect", "greedy"}
-    assert evaluation.results["ace"]["agent"] == f"sac:{run.out_dir}/checkpoint.pt"
-    assert evaluation.results["greedy"]["survival_mean"] == 0.6
+    assert evaluation.status == EvaluationStatus.SUCCEEDED, evaluation.error
+    results = evaluation.results
+    assert set(results) == {"ace", "do-nothing", "greedy"}
+    assert results["ace"]["agent"] == f"sac:{run.out_dir}/checkpoint.pt"
+    for name, result in results.items():
+        [episode] = result["episodes"]  # the sandbox's one test day
+        assert result["survival_mean"] == episode["steps_survived"] / episode["max_steps"], name
+        # grid2op's EpisodeData of each agent, beside its report
+        report = Path(run.out_dir) / "evaluations" / str(evaluation.pk) / name / "report.json"
+        assert json.loads(report.read_text())["episodes"] == result["episodes"]
     page = client_for(engineer).get(reverse("training:run_detail", args=[run.pk])).content.decode()
     table = page[page.index(f'id="evaluation-{evaluation.pk}"') :]
-    assert (
-        table.index("this run") < table.index("greedy") < table.index("reconnect") < table.index("do-nothing")
-    )
+    rows = sorted(["this run", "do-nothing", "greedy"], key=lambda name: table.index(f"<td>{name}</td>"))
+    assert rows[0] == "this run"  # the run first, then the baselines, best survival first
+    survival = [results[name]["survival_mean"] for name in rows[1:]]
+    assert survival == sorted(survival, reverse=True)
