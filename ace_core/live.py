@@ -426,6 +426,11 @@ class LiveGrid:
         self.sac: SAC | None = None
         self.features: FeatureBuilder | None = None
         if policy_path:
+            # Checkpoints saved before the load scale was part of the policy get it from the env's
+            # current observation (FeatureBuilder.for_policy); training took it on a fresh env, at
+            # the start of chronic 0. A pooled env (or one that ended a game) sits elsewhere: go
+            # back there, or a worker reusing an env would recommend otherwise than a restarted one.
+            self.env.reset(options={"time serie id": 0})
             self.sac, self.space, self.features, _ = load_sac(Path(policy_path), self.env, self.space)
         self.obs = None
         self.step_index = 0
@@ -542,7 +547,7 @@ class LiveGrid:
                 return (
                     f"line {line} is in cooldown for {int(obs.time_before_cooldown_line[line])} more step(s)"
                 )
-            return ""
+            return self._disconnection_refusal(line) if action.status == "disconnect" else ""
         if action.kind == "topology":
             sub = action.substation
             if obs.time_before_cooldown_sub[sub] > 0:
@@ -573,6 +578,29 @@ class LiveGrid:
             if not lines:
                 names = ", ".join(self.space.element_labels[start + j] for j in members)
                 return f"would island {names} on bus {bus} of substation {sub} (no line connects that bus)"
+        return ""
+
+    def _disconnection_refusal(self, line: int) -> str:
+        """Opening ``line`` must leave a line on each of its end buses that holds loads,
+        generators or storage (else they become an island: a load cut off, a generator lost)."""
+        for sub, positions in (
+            (int(self.space.line_or_sub[line]), self.env.line_or_pos_topo_vect),
+            (int(self.space.line_ex_sub[line]), self.env.line_ex_pos_topo_vect),
+        ):
+            position = int(positions[line])
+            bus = int(self.obs.topo_vect[position])
+            start = int(self.space.sub_start[sub])
+            others = [
+                j
+                for j in range(int(self.space.sub_info[sub]))
+                if start + j != position and int(self.obs.topo_vect[start + j]) == bus
+            ]
+            if others and not any(self._types[start + j][0] == "line" for j in others):
+                names = ", ".join(self.space.element_labels[start + j] for j in others)
+                return (
+                    f"disconnecting line {line} would island {names} on bus {bus} of substation {sub} "
+                    "(no other line connects that bus)"
+                )
         return ""
 
     def what_if(self, action: LiveAction) -> WhatIf:
@@ -706,6 +734,7 @@ def untrained_policy(env_name: str, path: Path, *, hidden: int = 64, env=None) -
             "fingerprint": space.fingerprint(),
             "subset": None,
             "sac": sac.state_dict(),
+            "features": features.state_dict(),
         },
         Path(path),
     )

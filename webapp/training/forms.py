@@ -20,10 +20,11 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "llm": LLM_BACKENDS,
     "trajectory_selection": TRAJECTORY_SELECTIONS,
 }
+LLM_SECTION = "LLM co-evolution (ACE)"
 # Shown as sections on the page, in this order; fields not listed fall into "Training".
 SECTIONS = {
     "Environment": ("env", "steps", "seed", "rho_threshold"),
-    "LLM co-evolution (ACE)": (
+    LLM_SECTION: (
         "llm",
         "llm_model",
         "actor",
@@ -37,8 +38,26 @@ SECTIONS = {
         "trajectory_selection",
         "llm_budget",
         "require_approval",
+        "actor_batch",
+        "actor_candidates",
+        "actor_rounds",
+        "critic_threshold",
+        "priority_temperature",
+        "priority_max",
+        "finetune_max_steps",
+        "llm_timeout",
     ),
 }
+LLM_PREFIXES = ("llm_", "actor_", "critic_", "finetune_", "priority_", "shaping_")
+"""settings of the ACE loop added to TrainConfig later land in the LLM section by their name"""
+
+
+def section_of(name: str) -> str:
+    """The section a TrainConfig field is shown in."""
+    for title, names in SECTIONS.items():
+        if name in names:
+            return title
+    return LLM_SECTION if name.startswith(LLM_PREFIXES) else "Training"
 
 
 def _config_field(field: dataclasses.Field, default: Any, help_text: str) -> forms.Field:
@@ -110,13 +129,13 @@ class TrainConfigForm(forms.Form):
         self.config_names = [field.name for field in dataclasses.fields(TrainConfig)]
 
     def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
-        placed = {name for names in SECTIONS.values() for name in names}
-        training = [self[name] for name in self.config_names if name not in placed]
-        grouped = [
-            (title, [self[name] for name in names if name in self.fields])
-            for title, names in SECTIONS.items()
-        ]
-        return [grouped[0], ("Training", training), *grouped[1:]]
+        """(title, fields) in page order: Environment, Training, then the LLM co-evolution loop;
+        fields keep TrainConfig's order inside each section."""
+        titles = [next(iter(SECTIONS)), "Training", *list(SECTIONS)[1:]]
+        grouped: dict[str, list[forms.BoundField]] = {title: [] for title in titles}
+        for name in self.config_names:
+            grouped[section_of(name)].append(self[name])
+        return list(grouped.items())
 
     def clean(self) -> dict[str, Any]:
         return clean_config(self, super().clean())

@@ -53,6 +53,20 @@ def test_console_endpoints_refuse_bad_input_with_the_reason(make_session, operat
     assert response.status_code == 400
     assert response.json()["error"] == "unknown substation 42; this grid has substations 0 to 13"
     response = _post(
+        client, what_if, {"step": 1, "action": {"kind": "topology", "substation": 1, "set": [[9, 2]]}}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(
+        "substation 1 has no element 9; accepted: 0 to 5 (line 0 extremity"
+    )
+    islanding = {"kind": "topology", "substation": 4, "set": [[4, 2]]}
+    response = _post(client, what_if, {"step": 1, "action": islanding})
+    assert response.status_code == 200 and not response.json()["what_if"]["legal"]
+    assert response.json()["what_if"]["refusal"].startswith("would island load 3 on bus 2 of substation 4")
+    response = _post(client, reverse("operations:apply", args=[session.pk]), {"step": 1, "action": islanding})
+    assert response.status_code == 400 and "cannot be played: would island load 3" in response.json()["error"]
+    assert not session.decisions.exists()  # nothing half-written
+    response = _post(
         client, what_if, {"step": 1, "action": {"kind": "line", "line": 4, "status": "disconnect"}}
     )
     assert response.status_code == 200 and response.json()["what_if"]["legal"]

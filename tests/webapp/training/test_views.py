@@ -33,6 +33,38 @@ def test_launch_page_offers_every_config_field_with_its_help(engineer):
     assert '<option value="rte_case14_realistic"' in html
 
 
+ACE_FIELDS = (
+    "llm",
+    "llm_model",
+    "actor_batch",
+    "actor_candidates",
+    "actor_rounds",
+    "critic_threshold",
+    "priority_temperature",
+    "priority_max",
+    "finetune_max_steps",
+    "llm_timeout",
+)
+
+
+def test_launch_page_groups_every_ace_setting_in_the_llm_section(engineer):
+    response = client_for(engineer).get(reverse("training:run_launch"))
+    sections = {title: [f.name for f in fields] for title, fields in response.context["form"].sections()}
+    assert list(sections) == ["Environment", "Training", "LLM co-evolution (ACE)"]
+    llm, training = sections["LLM co-evolution (ACE)"], sections["Training"]
+    assert set(ACE_FIELDS) <= set(llm) and not set(ACE_FIELDS) & set(training)
+    assert {"gamma", "batch_size", "hidden", "learning_starts"} <= set(training)
+    # every field once, each section in TrainConfig's order
+    names = [field.name for field in dataclasses.fields(TrainConfig)]
+    assert sorted(sum(sections.values(), [])) == sorted(names)
+    assert all(fields == sorted(fields, key=names.index) for fields in sections.values())
+    html = response.content.decode()
+    llm_html = html.split('id="section-llm-co-evolution-ace"')[1].split("</fieldset>")[0]
+    training_html = html.split('id="section-training"')[1].split("</fieldset>")[0]
+    for name in ACE_FIELDS:
+        assert f'id="field-{name}"' in llm_html and f'id="field-{name}"' not in training_html
+
+
 def test_launching_from_the_page_queues_the_run(engineer):
     data = _form_data(label="from page", seed=3)
     del data["actor"]  # an unticked box is absent from the POST

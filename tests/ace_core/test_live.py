@@ -1,0 +1,368 @@
+"""The live grid behind the operator's console (ace_core/live.py), on real grid2op envs:
+stepping through a scenario, the policy's top-k recommendations with their simulated effect,
+replaying applied actions after a restart, what-if of any action, and the refusals (unknown
+names, cooldowns, islands) with the reason an operator can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from grid2op.Parameters import Parameters
+
+from ace_core.grid.envs import make_env
+from ace_core.live import (
+    DO_NOTHING,
+    LiveAction,
+    LiveActionError,
+    LiveGrid,
+    absolute_action,
+    apply_delta,
+    card_dict,
+    parse_action,
+    state_delta,
+    to_grid2op,
+    untrained_policy,
+)
+
+ENV = "l2rpn_case14_sandbox"
+COOLDOWN = 3
+STRESSED_LINE = 9
+
+
+@pytest.fixture(scope="module")
+def module_env():
+    return make_env(ENV)
+
+
+@pytest.fixture
+def env(module_env):
+    module_env.reset()  # a test that played a scenario to its end leaves the env refusing get_obs()
+    return module_env
+
+
+@pytest.fixture(scope="module")
+def policy(module_env, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("live-policy")
+    return untrained_policy(ENV, folder / "checkpoint.pt", hidden=32, env=module_env)
+
+
+@pytest.fixture(scope="module")
+def stressed():
+    """The sandbox with line 9's thermal limit cut by a quarter: overloaded from the first step."""
+    env = make_env(ENV)
+    limits = env.get_thermal_limit().copy()
+    limits[STRESSED_LINE] *= 0.75
+    env.set_thermal_limit(limits)
+    return env
+
+
+@pytest.fixture(scope="module")
+def cooldown_env():
+    """The sandbox with grid2op's own cooldowns switched on (the bundled copy has none)."""
+    params = Parameters()
+    params.NB_TIMESTEP_COOLDOWN_SUB = COOLDOWN
+    params.NB_TIMESTEP_COOLDOWN_LINE = COOLDOWN
+    return make_env(ENV, param=params)
+
+
+def act(spec: dict, grid: LiveGrid) -> LiveAction:
+    return parse_action(spec, grid.space)
+
+
+def simulated_rho(grid: LiveGrid, action: LiveAction) -> tuple[np.ndarray, bool, dict]:
+    """grid2op's own answer for ``action`` from the grid's current observation."""
+    sim_obs, _, done, info = grid.obs.simulate(to_grid2op(action, grid.space, grid.env.action_space))
+    return np.asarray(sim_obs.rho), done, info
+
+
+def relieved_and_new(before: np.ndarray, after: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    relieved = tuple(int(i) for i in np.flatnonzero((before >= 1.0) & (after < 1.0)))
+    new = tuple(int(i) for i in np.flatnonzero((before < 1.0) & (after >= 1.0)))
+    return relieved, new
+
+
+# ----- stepping -------------------------------------------------------------------------------
+def test_stepping_plays_the_scenario_to_its_end(env):
+    grid = LiveGrid(ENV, 0, 0, None, env=env, max_steps=5)
+    assert (grid.scenario.chronic_index, grid.scenario.start, grid.scenario.length) == (0, 0, 5)
+    first = grid.reset()
+    assert (first.step, first.done, first.finished, first.cards) == (0, False, False, [])
+    assert first.text.startswith("Step ")
+    state = first.state
+    assert state["step"] == 0 and len(state["rho"]) == 20 and len(state["cooldown_sub"]) == 14
+    assert state["line_status"] == [1] * 20 and state["overloads"] == []
+    assert state["max_rho"] == round(float(grid.obs.rho.max()), 4)
+
+    results = [grid.step() for _ in range(5)]
+    assert [r.step for r in results] == [1, 2, 3, 4, 5] and grid.step_index == 5
+    times = [first.state["time"]] + [r.state["time"] for r in results]
+    assert times == sorted(set(times))  # one grid step of the chronic per live step
+    assert not any(r.done for r in results[:-1])
+    last = results[-1]
+    assert last.done and last.finished and last.reason == "" and last.text == ""
+    with pytest.raises(LiveActionError, match=r"the scenario is over \(step 5\); nothing more can be played"):
+        grid.step()
+    assert grid.what_if(DO_NOTHING).refusal == "the scenario is over; no action can be played"
+
+    # the states are grid2op's: the same scenario played directly gives the same flows
+    obs = env.reset(seed=0, options=grid.scenario.reset_options())
+    for result in results[:4]:
+        obs, *_ = env.step(env.action_space({}))
+        assert result.state["rho"] == [round(float(r), 3) for r in obs.rho]
+
+
+def test_an_unknown_scenario_is_refused_with_the_accepted_range(env):
+    with pytest.raises(
+        LiveActionError, match=r"scenario 999 does not exist for l2rpn_case14_sandbox; accepted: 0 to \d+"
+    ):
+        LiveGrid(ENV, 999, 0, None, env=env)
+
+
+def test_played_actions_change_the_grid_and_deltas_carry_the_changes(env):
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    before = grid.reset().state
+    action = act({"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}, grid)
+    after = grid.step(action).state
+    start = int(grid.space.sub_start[1])
+    assert after["bus"][start + 2] == after["bus"][start + 3] == 2
+    delta = state_delta(before, after)
+    assert delta["delta"] and "bus" not in delta
+    assert delta["changes"]["bus"] == [[start + 2, 2], [start + 3, 2]]
+    assert apply_delta(before, delta) == after
+    assert apply_delta(before, state_delta(None, after)) == after
+
+
+# ----- recommendations ------------------------------------------------------------------------
+def test_recommendations_are_the_policy_top_k_with_their_simulated_effect(stressed, policy):
+    grid = LiveGrid(ENV, 0, 0, policy, env=stressed, k=3)
+    result = grid.reset()
+    before = np.asarray(grid.obs.rho)
+    assert before.max() >= 1.0 and result.state["overloads"] == [STRESSED_LINE]
+
+    ranked = grid.sac.policy(grid.features(grid.obs), grid.space.top_mask(grid.obs)).top_k(3)
+    policy_cards = [c for c in result.cards if c.source == "policy"]
+    assert [(c.action_index, round(c.confidence, 6)) for c in policy_cards] == [
+        (i, round(p, 6)) for i, p in ranked
+    ]
+    assert result.timings["total_ms"] >= result.timings["policy_ms"] > 0
+
+    for card in result.cards:
+        assert card.max_rho_before == pytest.approx(before.max())
+        rho, done, _ = simulated_rho(grid, LiveAction("index", index=card.action_index))
+        if card.max_rho_after is None:
+            assert done and card.error
+            continue
+        assert card.max_rho_after == pytest.approx(rho.max(), abs=1e-4)
+        assert (card.lines_relieved, card.new_overloads) == relieved_and_new(before, rho)
+        # the what-if panel shows the same numbers for the same action
+        what_if = grid.what_if(LiveAction("index", index=card.action_index))
+        assert what_if.legal and what_if.max_rho_after == pytest.approx(card.max_rho_after, abs=1e-4)
+        assert (what_if.lines_relieved, what_if.new_overloads) == (card.lines_relieved, card.new_overloads)
+        assert set(card_dict(card)) >= {"action_index", "max_rho_after", "lines_relieved", "new_overloads"}
+
+    # no policy card clears the overload: the greedy expert's best is added, and it relieves line 9
+    assert not any(c.max_rho_after is not None and c.max_rho_after < 1.0 for c in policy_cards)
+    (greedy,) = [c for c in result.cards if c.source == "greedy"]
+    assert greedy.confidence == 0.0 and greedy.max_rho_after < 1.0
+    assert greedy.lines_relieved == (STRESSED_LINE,)
+    assert any(c.new_overloads for c in result.cards)  # some choices make it worse: the card says so
+
+
+def test_no_recommendations_without_a_policy_or_after_the_end(env):
+    grid = LiveGrid(ENV, 0, 0, None, env=env, max_steps=1)
+    assert grid.reset().cards == [] and grid.step().done
+
+
+# ----- replay after a restart -----------------------------------------------------------------
+def test_replaying_the_applied_actions_after_a_restart_lands_on_the_same_state(env, policy):
+    env.reset(options={"time serie id": 1})  # a worker's env, left elsewhere by an earlier session
+    grid = LiveGrid(ENV, 1, 3, policy, env=env)
+    grid.reset()
+    topology_index = next(
+        i
+        for i in range(grid.space.n_line + 1, grid.space.n)
+        if grid.space.bits_of(i)[0] == 5 and not grid.refusal(LiveAction("index", index=i))
+    )
+    applied = [
+        {},  # a step nobody acted on
+        {"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]},
+        {"kind": "line", "line": 10, "status": "disconnect"},
+        {"kind": "index", "index": topology_index},
+        {"kind": "nothing"},
+        {"kind": "line", "line": 10, "status": "connect"},
+    ]
+    start = grid.state
+    for spec in applied:
+        action = act(spec, grid) if spec else DO_NOTHING
+        assert grid.refusal(action) == "", spec
+        grid.step(action, with_recommendations=False)
+    expected_state = grid.state
+    assert expected_state["bus"] != start["bus"]  # the actions really moved the topology
+    expected_next = grid.step()
+
+    restarted = LiveGrid(ENV, 1, 3, policy)  # a fresh env from the pool: a restarted worker
+    try:
+        restarted.replay(applied)
+        assert restarted.step_index == len(applied)
+        assert restarted.state == expected_state
+        next_step = restarted.step()
+        assert next_step.state == expected_next.state
+        assert [card_dict(c) for c in next_step.cards] == [card_dict(c) for c in expected_next.cards]
+    finally:
+        restarted.close()
+
+
+# ----- what-if --------------------------------------------------------------------------------
+def test_what_if_of_every_action_matches_grid2op_and_leaves_the_grid_alone(env):
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    grid.reset()
+    grid.step()
+    state = grid.state
+    before = np.asarray(grid.obs.rho)
+    legal = 0
+    line_switches = [LiveAction("line", line=i, status="disconnect") for i in range(grid.space.n_line)]
+    topologies = [absolute_action(i, grid.space) for i in range(grid.space.n)]
+    for action in topologies + line_switches:
+        outcome = grid.what_if(action)
+        assert outcome.max_rho_before == round(float(before.max()), 4)
+        if not outcome.legal:
+            assert outcome.refusal and outcome.max_rho_after is None and outcome.rho_after == ()
+            continue
+        legal += 1
+        rho, done, info = simulated_rho(grid, action)
+        assert not done and not info["is_illegal"]
+        assert outcome.max_rho_after == round(float(rho.max()), 4)
+        assert np.allclose(outcome.rho_after, rho, atol=1e-3)
+        assert (outcome.lines_relieved, outcome.new_overloads) == relieved_and_new(before, rho)
+        assert outcome.overloads_after == tuple(int(i) for i in np.flatnonzero(rho >= 1.0))
+    assert legal > 100
+    # the policy's index and the same action spelled out give the same answer
+    for index in range(0, grid.space.n, 17):
+        by_index = grid.what_if(LiveAction("index", index=index)).to_dict()
+        spelled = grid.what_if(absolute_action(index, grid.space)).to_dict()
+        assert {k: by_index[k] for k in ("legal", "max_rho_after", "rho_after")} == {
+            k: spelled[k] for k in ("legal", "max_rho_after", "rho_after")
+        }
+    assert grid.state == state and grid.step_index == 1  # simulations never move the grid
+
+
+# ----- refusals -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"kind": "topology", "substation": 99, "set": [[0, 2]]},
+            "unknown substation 99; this grid has substations 0 to 13",
+        ),
+        (
+            {"kind": "topology", "substation": 1, "set": [[9, 2]]},
+            "substation 1 has no element 9; accepted: 0 to 5 (line 0 extremity, line 2 origin, "
+            "line 3 origin, line 4 origin, generator 0, load 0)",
+        ),
+        ({"kind": "topology", "substation": 1, "set": [[0, 3]]}, "bus 3 is not accepted; accepted: 1 or 2"),
+        ({"kind": "topology", "substation": 1, "set": []}, "a topology action needs 'set'"),
+        (
+            {"kind": "topology", "substation": 1, "set": [[2, 1], [2, 2]]},
+            "element 2 of substation 1 is set twice, to different buses",
+        ),
+        (
+            {"kind": "topology", "substation": "north", "set": [[0, 2]]},
+            "substation must be an integer, got 'north'",
+        ),
+        ({"kind": "line", "line": 77, "status": "connect"}, "unknown line 77; this grid has lines 0 to 19"),
+        (
+            {"kind": "line", "line": 3, "status": "open"},
+            "line status 'open' is not accepted; accepted: connect, disconnect",
+        ),
+        ({"kind": "index", "index": 10_000}, "action index 10000 does not exist; accepted: 0 to 198"),
+        ({"kind": "teleport"}, "unknown action kind 'teleport'; accepted: nothing, index, topology, line"),
+        (["topology", 1], "an action must be a JSON object with a 'kind'; got list"),
+    ],
+)
+def test_unknown_names_are_refused_with_what_is_accepted(env, spec, message):
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    with pytest.raises(LiveActionError) as refused:
+        parse_action(spec, grid.space)
+    assert str(refused.value).startswith(message)
+
+
+def test_a_topology_action_on_a_substation_in_cooldown_is_refused(cooldown_env):
+    grid = LiveGrid(ENV, 0, 0, None, env=cooldown_env)
+    grid.reset()
+    first = act({"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}, grid)
+    assert grid.refusal(first) == ""
+    grid.step(first, with_recommendations=False)
+    assert grid.state["cooldown_sub"][1] == COOLDOWN
+
+    second = act({"kind": "topology", "substation": 1, "set": [[4, 2]]}, grid)
+    message = f"substation 1 is in cooldown for {COOLDOWN} more step(s)"
+    assert grid.refusal(second) == message
+    outcome = grid.what_if(second)
+    assert not outcome.legal and outcome.refusal == message and outcome.max_rho_after is None
+    _, _, info = simulated_rho(grid, second)
+    assert info["is_illegal"]  # grid2op agrees: the refusal is not ours alone
+    # the policy's own actions at that substation are refused for the same reason
+    index = next(i for i in range(grid.space.n_line + 1, grid.space.n) if grid.space.bits_of(i)[0] == 1)
+    assert grid.refusal(LiveAction("index", index=index)) == message
+    # other substations are free
+    assert grid.what_if(act({"kind": "topology", "substation": 5, "set": [[6, 2], [3, 2]]}, grid)).legal
+
+    for remaining in range(COOLDOWN - 1, 0, -1):
+        grid.step(with_recommendations=False)
+        assert grid.refusal(second) == f"substation 1 is in cooldown for {remaining} more step(s)"
+    grid.step(with_recommendations=False)
+    assert grid.refusal(second) == "" and grid.what_if(second).legal
+
+
+def test_a_line_switch_on_a_line_in_cooldown_is_refused(cooldown_env):
+    grid = LiveGrid(ENV, 0, 0, None, env=cooldown_env)
+    grid.reset()
+    grid.step(act({"kind": "line", "line": 10, "status": "disconnect"}, grid), with_recommendations=False)
+    assert grid.state["line_status"][10] == 0 and grid.state["cooldown_line"][10] == COOLDOWN
+    assert grid.refusal(act({"kind": "line", "line": 10, "status": "disconnect"}, grid)) == (
+        "line 10 is already disconnected"
+    )
+    reconnect = act({"kind": "line", "line": 10, "status": "connect"}, grid)
+    outcome = grid.what_if(reconnect)
+    assert not outcome.legal
+    assert outcome.refusal == f"line 10 is in cooldown for {COOLDOWN} more step(s)"
+    assert simulated_rho(grid, reconnect)[2]["is_illegal"]
+    # putting the line's end on a bus would reconnect it: refused too, with the reason
+    origin = grid.space.element_labels.index("line 10 origin") - int(grid.space.sub_start[8])
+    via_bus = grid.what_if(act({"kind": "topology", "substation": 8, "set": [[origin, 1]]}, grid))
+    assert via_bus.refusal == (
+        f"moving line 10 origin would reconnect line 10, which is in cooldown for {COOLDOWN} more step(s)"
+    )
+    assert grid.refusal(act({"kind": "line", "line": 3, "status": "connect"}, grid)) == (
+        "line 3 is already connected"
+    )
+
+
+def test_actions_that_would_island_a_node_or_cut_a_load_off_are_refused(env):
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    grid.reset()
+    cases = {
+        "would island load 3 on bus 2 of substation 4 (no line connects that bus)": {
+            "kind": "topology",
+            "substation": 4,
+            "set": [[4, 2]],
+        },
+        "would island generator 4 on bus 2 of substation 7 (no line connects that bus)": {
+            "kind": "topology",
+            "substation": 7,
+            "set": [[1, 2]],
+        },
+        "disconnecting line 18 would island generator 4 on bus 1 of substation 7 "
+        "(no other line connects that bus)": {"kind": "line", "line": 18, "status": "disconnect"},
+    }
+    for message, spec in cases.items():
+        action = act(spec, grid)
+        outcome = grid.what_if(action)
+        assert not outcome.legal and outcome.refusal == message, spec
+        _, done, info = simulated_rho(grid, action)
+        assert done or info["exception"]  # grid2op would fail the grid: the refusal saves a game over
+    # a load moved together with a line keeps its connection: simulated, not refused
+    with_line = grid.what_if(act({"kind": "topology", "substation": 4, "set": [[1, 2], [4, 2]]}, grid))
+    assert "island" not in with_line.refusal
