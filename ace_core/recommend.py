@@ -76,7 +76,8 @@ def recommend(
     k: int = 3,
     greedy_budget: int = 32,
 ) -> tuple[list[Recommendation], dict[str, float]]:
-    """Top-k recommendations with their simulated effect, and timings in ms."""
+    """Top-k recommendations with their simulated effect, and timings in ms. When none of them
+    clears an overload, the greedy expert's best of ``greedy_budget`` candidates is added (0: never)."""
     started = time.perf_counter()
     policy = sac.policy(features(obs), space.top_mask(obs))
     ranked = policy.top_k(k)
@@ -87,7 +88,8 @@ def recommend(
         _card(space, index, prob, "policy", before, outcome_of(outcome))
         for (index, prob), outcome in zip(ranked, outcomes)
     ]
-    if not any(r.max_rho_after is not None and r.max_rho_after < 1.0 for r in out) and before.max() >= 1.0:
+    cleared = any(r.max_rho_after is not None and r.max_rho_after < 1.0 for r in out)
+    if greedy_budget > 0 and not cleared and before.max() >= 1.0:
         best, _, _ = greedy_search(obs, space, g2op_space, greedy_budget)
         if best not in {r.action_index for r in out}:
             out.append(_card(space, best, 0.0, "greedy", before, simulate(obs, space, g2op_space, best)))

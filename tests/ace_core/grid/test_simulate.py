@@ -40,6 +40,7 @@ def _same_outcome(expected, got) -> None:
     assert got.reward == pytest.approx(expected_reward, abs=1e-9)
     if not expected_done:
         np.testing.assert_allclose(got.rho, expected_obs.rho, atol=1e-7)
+        np.testing.assert_array_equal(got.info["disc_lines"], expected_info["disc_lines"])
 
 
 def test_candidates_match_grid2op_one_by_one(stressed, sandbox_space):
@@ -48,12 +49,13 @@ def test_candidates_match_grid2op_one_by_one(stressed, sandbox_space):
     env.seed(0)
     obs = env.reset()
     actions = [space.to_grid2op(i, env.action_space) for i in range(space.n)]
-    fast_paths = full_paths = illegal = 0
+    fast_paths = full_paths = illegal = cascades = 0
     for _ in range(3):
         got = simulate_many(obs, actions)
         for action, outcome in zip(actions, got):
             _same_outcome(obs.simulate(action), outcome)
-        fast = sum(o.info.get("disc_lines", 0) is None for o in got)
+        fast = sum(bool(o.info.get("fast")) for o in got)
+        cascades += sum(bool(o.info.get("fast")) and (o.info["disc_lines"] >= 0).any() for o in got)
         fast_paths += fast
         full_paths += len(got) - fast
         illegal += sum(bool(o.info.get("is_illegal")) for o in got)
@@ -62,7 +64,7 @@ def test_candidates_match_grid2op_one_by_one(stressed, sandbox_space):
         best = space.first_topology + int(np.argmin(scores[space.first_topology :]))
         obs, _, done, _ = env.step(actions[best])
         assert not done
-    assert fast_paths > 0 and full_paths > 0 and illegal > 0
+    assert fast_paths > 0 and full_paths > 0 and illegal > 0 and cascades > 0
 
 
 def test_candidates_fall_back_when_doing_nothing_trips_a_line(stressed, sandbox_space):
@@ -84,7 +86,7 @@ def test_candidates_fall_back_when_doing_nothing_trips_a_line(stressed, sandbox_
         first = space.first_topology
         actions = [space.to_grid2op(i, env.action_space) for i in range(first, first + 8)]
         got = simulate_many(obs, actions)
-        assert all(o.info.get("disc_lines", 0) is not None for o in got)
+        assert not any(o.info.get("fast") for o in got)
         for action, outcome in zip(actions, got):
             _same_outcome(obs.simulate(action), outcome)
     finally:
