@@ -54,6 +54,8 @@ class TrainConfig:
     """agent decisions collected before the first update"""
     update_every: int = 1
     """one gradient update every this many agent decisions (the default update ratio)"""
+    gradient_steps: int = 1
+    """gradient updates each time an update is due (with update_every, the update-to-data ratio; decisions are a small share of the steps, so more updates per decision cost little)"""
     target_entropy_scale: float = 0.25
     """target entropy = scale * log(number of legal actions), CleanRL-style"""
     checkpoint_every: int = 5_000
@@ -62,6 +64,15 @@ class TrainConfig:
     """environment steps between metric reports"""
     torch_threads: int = 1
     """torch CPU threads; one is fastest on a busy 2-core machine"""
+    # --- expert-guided exploration ---
+    teacher_prob: float = 0.0
+    """probability that a decision at step 0 plays the simulated expert's action instead of the policy's; it falls linearly to 0 at teacher_steps (0 = off). The expert's transitions enter the same replay buffer"""
+    teacher_steps: int = 20_000
+    """environment steps over which teacher_prob falls to 0 (counted from step 0, so a resume that extends --steps keeps the schedule)"""
+    teacher_top_k: int = 4
+    """the expert simulates reconnect-or-nothing, the policy's k most likely actions ..."""
+    teacher_budget: int = 16
+    """... and this many greedy candidates (reconnections, topologies at the ends of the most loaded lines), and plays the lowest simulated max rho"""
     # --- LLM co-evolution (ACE) ---
     llm: str = "none"
     """LLM backend: none (plain SAC), local (transformers), openai (OpenAI-compatible server) or random (control: a uniform pick among the actor's candidates, same simulation gate)"""
@@ -105,6 +116,8 @@ class TrainConfig:
     """optimizer steps per LoRA round at most; 0 = one pass over the samples"""
     llm_timeout: float = 60.0
     """seconds per request to an OpenAI-compatible server (openai backend)"""
+    llm_calibrate: bool = False
+    """the actor chooses by log p(letter | prompt) - log p(letter | content-free prompt) (contextual calibration, Zhao et al. 2021): removes a model's letter bias; off by default because on held-out cases it lowered the acceptance (docs/ace.md)"""
 
     def validate(self) -> TrainConfig:
         """Return self, or raise ConfigError naming the first bad field."""
@@ -134,10 +147,20 @@ class TrainConfig:
                 f"learning_starts ({self.learning_starts}) must be at least batch_size ({self.batch_size})"
             )
         _in_range("update_every", self.update_every, 1, 10_000)
+        _in_range("gradient_steps", self.gradient_steps, 1, 1_000)
         _in_range("target_entropy_scale", self.target_entropy_scale, 0.0, 1.0)
         _in_range("checkpoint_every", self.checkpoint_every, 1, MAX_STEPS)
         _in_range("log_every", self.log_every, 1, MAX_STEPS)
         _in_range("torch_threads", self.torch_threads, 1, 256)
+        _in_range("teacher_prob", self.teacher_prob, 0.0, 1.0)
+        _in_range("teacher_steps", self.teacher_steps, 1, MAX_STEPS)
+        _in_range("teacher_top_k", self.teacher_top_k, 0, 64)
+        _in_range("teacher_budget", self.teacher_budget, 0, 1024)
+        if self.teacher_prob > 0 and self.teacher_top_k + self.teacher_budget == 0:
+            raise ConfigError(
+                "teacher_prob > 0 needs candidates for the expert to simulate; "
+                "set teacher_top_k or teacher_budget above 0 (or teacher_prob=0)"
+            )
         _one_of("llm", self.llm, LLM_BACKENDS)
         _in_range("r_bar", self.r_bar, -10.0, 10.0)
         _in_range("shaping_k", self.shaping_k, 0.0, 10.0)

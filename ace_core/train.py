@@ -7,6 +7,13 @@ reward is the discounted sum of the per-step rewards over those steps and its di
 ``gamma ** steps`` (see :mod:`ace_core.rl.buffer`). A game over is terminal; the end of a
 scenario is a time limit, bootstrapped from its last observation.
 
+Expert-guided exploration (``teacher_prob`` > 0): at a decision, with a probability that falls
+linearly from ``teacher_prob`` at step 0 to 0 at ``teacher_steps``, the loop plays the greedy
+expert's action (the lowest simulated max rho among reconnect-or-nothing, the policy's
+``teacher_top_k`` most likely actions and ``teacher_budget`` greedy candidates) instead of sampling
+the policy. Its transitions enter the same replay buffer, so twin Q learns what good topologies
+are worth and the soft policy update follows Q; the trained policy still acts alone.
+
 Episodes walk the train scenarios in an order fixed by the seed; each episode's grid seed comes
 from ``(seed, episode number)``. A checkpoint stores the actions of the episode under way, and
 resume replays them on the same scenario and seed, so a resumed run is identical to an
@@ -29,7 +36,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ace_core.agents import reconnect_or_nothing, sac_config
+from ace_core.agents import greedy_search, reconnect_or_nothing, sac_config
 from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, save_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
@@ -107,6 +114,7 @@ class Trainer:
         self.step = 0
         self.episode = 0
         self.decisions = 0
+        self.teacher_decisions = 0
         self.episode_actions: list[int] = []
         self.episode_return = 0.0
         self.pending: Pending | None = None
@@ -196,7 +204,12 @@ class Trainer:
     def _decide(self, obs) -> int:
         features, mask = self.features(obs), self.space.top_mask(obs)
         self._close_pending(features, mask, done=False)
-        if len(self.buffer) < self.config.learning_starts:
+        teacher_prob = self._teacher_prob()
+        # no draw once the schedule is over, so the rest of the run samples as a run without teacher
+        if teacher_prob > 0 and self.rng.random() < teacher_prob:
+            action = self._teacher_action(obs, features, mask)
+            self.teacher_decisions += 1
+        elif len(self.buffer) < self.config.learning_starts:
             action = self._random_legal_action(mask)
         else:
             action = self.sac.act(features, mask, self.rng)
@@ -207,8 +220,22 @@ class Trainer:
             self.ace.note_decision(self.step, self.episode, obs, features, mask, action)
         self.decisions += 1
         if len(self.buffer) >= self.config.learning_starts and self.decisions % self.config.update_every == 0:
-            for key, value in self.sac.update(self.replay.sample(self.config.batch_size, self.rng)).items():
-                self._window.setdefault(key, []).append(value)
+            for _ in range(self.config.gradient_steps):
+                batch = self.replay.sample(self.config.batch_size, self.rng)
+                for key, value in self.sac.update(batch).items():
+                    self._window.setdefault(key, []).append(value)
+        return action
+
+    def _teacher_prob(self) -> float:
+        config = self.config
+        return config.teacher_prob * max(0.0, 1.0 - self.step / config.teacher_steps)
+
+    def _teacher_action(self, obs, features: np.ndarray, mask: np.ndarray) -> int:
+        k = self.config.teacher_top_k
+        ranked = [index for index, _ in self.sac.policy(features, mask).top_k(k)] if k else []
+        action, _, _ = greedy_search(
+            obs, self.space, self.env.action_space, self.config.teacher_budget, extra=ranked
+        )
         return action
 
     def _random_legal_action(self, top_mask: np.ndarray) -> int:
@@ -278,6 +305,8 @@ class Trainer:
                 "charts/SPS": (self.step - start_step) / elapsed,
                 "charts/episodes": float(self.episode),
                 "charts/decisions": float(self.decisions),
+                "train/teacher_decisions": float(self.teacher_decisions),
+                "train/teacher_prob": self._teacher_prob(),
                 "charts/updates": float(self.sac.updates),
                 "charts/buffer_size": float(len(self.buffer)),
             }
@@ -294,11 +323,13 @@ class Trainer:
             "fingerprint": self.space.fingerprint(),
             "subset": self.space.subset,
             "sac": self.sac.state_dict(),
+            "features": self.features.state_dict(),
             "buffer": self.buffer.state_dict(),
             "loop": {
                 "step": self.step,
                 "episode": self.episode,
                 "decisions": self.decisions,
+                "teacher_decisions": self.teacher_decisions,
                 "episode_actions": list(self.episode_actions),
                 "pending": None if self.pending is None else vars(self.pending).copy(),
                 "window": {k: list(v) for k, v in self._window.items()},
@@ -326,6 +357,7 @@ class Trainer:
         self.buffer.load_state_dict(state["buffer"])
         loop = state["loop"]
         self.step, self.episode, self.decisions = loop["step"], loop["episode"], loop["decisions"]
+        self.teacher_decisions = loop.get("teacher_decisions", 0)  # absent before expert guidance
         self._window = {k: list(v) for k, v in loop["window"].items()}
         self.pending = Pending(**loop["pending"]) if loop["pending"] else None
         self.rng.bit_generator.state = state["rng"]["numpy"]

@@ -1,6 +1,6 @@
 """Train SAC with several seeds and compare it with the baselines on the test episodes.
 
-    .venv/bin/python bench/sac_vs_baselines.py --env rte_case14_realistic --steps 100000 --seeds 3 \
+    .venv/bin/python bench/sac_vs_baselines.py --env rte_case14_realistic --steps 30000 --seeds 3 \
         --out runs/sac_vs_baselines
 
 Each seed trains its own policy (seed s) and is evaluated on every test episode with grid seeds
@@ -43,10 +43,14 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--env", default="rte_case14_realistic")
-    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--steps", type=int, default=30_000)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--out", default="runs/sac_vs_baselines")
     parser.add_argument("--skip-train", action="store_true", help="reuse the runs already in --out")
+    parser.add_argument(
+        "--teacher-prob", type=float, default=TrainConfig.teacher_prob, help="expert-guided exploration"
+    )
+    parser.add_argument("--teacher-steps", type=int, default=TrainConfig.teacher_steps)
     args = parser.parse_args()
     out = Path(args.out)
     rows = {}
@@ -63,7 +67,14 @@ def main() -> None:
         run = out / f"sac-seed{seed}"
         if not args.skip_train:
             started = time.perf_counter()
-            trainer = Trainer(TrainConfig(env=args.env, steps=args.steps, seed=seed), run)
+            config = TrainConfig(
+                env=args.env,
+                steps=args.steps,
+                seed=seed,
+                teacher_prob=args.teacher_prob,
+                teacher_steps=args.teacher_steps,
+            )
+            trainer = Trainer(config, run)
             trainer.sink = JsonlSink(run)
             write_summary(run, trainer.run())
             train_minutes.append((time.perf_counter() - started) / 60)
@@ -81,6 +92,8 @@ def main() -> None:
     result = {
         "env": args.env,
         "steps": args.steps,
+        "teacher_prob": args.teacher_prob,
+        "teacher_steps": args.teacher_steps,
         "test_episodes_x_eval_seeds": len(EVAL_SEEDS),
         "rows": rows,
     }

@@ -17,6 +17,13 @@ from ace_core.errors import ConfigError
             {"batch_size": 512, "learning_starts": 100},
             "learning_starts (100) must be at least batch_size (512)",
         ),
+        ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
+        ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),
+        ({"teacher_top_k": -1}, "teacher_top_k=-1 is out of range; accepted: 0 to 64"),
+        (
+            {"teacher_prob": 0.5, "teacher_top_k": 0, "teacher_budget": 0},
+            "teacher_prob > 0 needs candidates for the expert to simulate; set teacher_top_k or teacher_budget",
+        ),
     ],
 )
 def test_bad_settings_name_the_field_and_what_is_accepted(changes, message):

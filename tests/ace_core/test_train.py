@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -85,3 +86,11 @@ def test_resume_refuses_changed_settings_and_missing_runs(straight_run, tmp_path
         train(TrainConfig(**TINY), MemorySink(), tmp_path / "nothing", resume=True)
     with pytest.raises(CheckpointError, match="already holds a run"):
         train(TrainConfig(**TINY), MemorySink(), out)
+
+
+def test_gradient_steps_multiply_the_updates(tmp_path):
+    config = TrainConfig(**{**TINY, "steps": 120, "checkpoint_every": 1_000})
+    one = train(config, MemorySink(), tmp_path / "one")
+    three = train(dataclasses.replace(config, gradient_steps=3), MemorySink(), tmp_path / "three")
+    assert one.decisions == three.decisions  # at rho_threshold 0.5 the sandbox asks at every step
+    assert three.updates == 3 * one.updates > 0
