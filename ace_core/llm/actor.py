@@ -3,12 +3,24 @@
 For one past decision (its grid2op observation kept, see :mod:`ace_core.grid.snapshot`):
 
 1. simulate the RL action from that observation: the outcome to beat (``r_rl``, max rho);
-2. shortlist candidates: the policy's top-k, then topology actions at the substations around the
-   most loaded lines (:func:`ace_core.agents.greedy_candidates`, round-robin over substations),
-   legal, without the RL action nor topologies that would leave their substation unchanged;
+2. shortlist candidates: the policy's top-k, then legal line reconnections, then every legal
+   topology at the substations at the ends of the most loaded lines (:func:`near_loaded_lines`,
+   round-robin over the substations in order of loading), without the RL action nor topologies
+   that would leave their substation unchanged; then **shuffled** (:meth:`PolicyActor.shortlist`);
 3. up to ``rounds`` times: the chooser picks a letter, the action is simulated one step ahead and
    accepted if its simulated reward is **strictly** better than the RL action's; otherwise the
    outcome is fed back, the tried option leaves the list, and the chooser tries again.
+
+**Calibration** (``ActorConfig.calibrate``, off by default; Zhao et al. 2021, "Calibrate Before
+Use"): a small model scoring option letters mostly says "A" whatever the options are. So the same
+letters are also scored after a *content-free* prompt (the same conversation with the state, the
+actions and the numbers replaced by "N/A", cached per conversation shape, model and adapter), and
+the choice is ``argmax_l log p(l | prompt) - log p(l | content-free prompt)``: the letter the real content makes
+more likely than the model's prior for it.
+
+**Fine-tuning samples**: an accepted refinement yields (round-1 prompt -> letter of the option
+that simulation shows best among the whole shortlist), so a LoRA round teaches what simulation
+found, not the model's own first pick (:meth:`PolicyActor.labelled_sample`).
 
 Everything is recorded in a :class:`~ace_core.events.RefinementEvent` (one
 :class:`~ace_core.events.RoundRecord` per round: prompt, response, parsed action, simulated reward
@@ -24,18 +36,20 @@ from __future__ import annotations
 
 import re
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from ace_core.agents import greedy_candidates
 from ace_core.events import RefinementEvent, RoundRecord
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.simulate import Simulated, simulate_many
 from ace_core.grid.text import action_text, state_text
 from ace_core.llm import prompts
+from ace_core.llm.backend import NOT_SCORED
 from ace_core.llm.lora import Sample
 
 MAX_CONSECUTIVE_ERRORS = 2
@@ -57,6 +71,8 @@ class RandomChooser:
     name = "random"
     adapter_version = ""
     supports_finetuning = False
+    scored = False
+    """its scores carry no information: nothing to calibrate"""
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng([seed, 7])
@@ -70,11 +86,14 @@ class ActorConfig:
     rounds: int = 5
     """think-simulate-retry rounds per refinement (the paper's five)"""
     candidates: int = 6
-    """options listed to the LLM (letters A, B, ...)"""
+    """options listed to the LLM (letters A, B, ...); the held-out measurements used 12"""
     policy_top_k: int = 3
     """of which at most this many come from the policy's most likely actions"""
-    greedy_budget: int = 24
-    """topology actions considered around the most loaded lines (the rest of the options)"""
+    loaded_lines: int = 3
+    """the rest are topologies at the ends of this many most loaded lines (and reconnections)"""
+    calibrate: bool = False
+    """choose by log p(letter | prompt) - log p(letter | content-free prompt) (contextual calibration;
+    off by default: on held-out cases it lowered the acceptance, see docs/ace.md)"""
 
 
 @dataclass
@@ -122,9 +141,13 @@ class Refinement:
     """the accepted action's simulated outcome"""
     rl_reward: float = 0.0
     sample: Sample | None = None
-    """(round-1 prompt, letter of the accepted action in it): a fine-tuning sample"""
+    """(round-1 prompt, letter of the shortlist's best simulated option): a fine-tuning sample"""
     transition: dict = field(default_factory=dict)
     """obs, mask, action, reward, next_obs, next_mask, done, discount, rl_reward for the LLM buffer"""
+    options: list[int] = field(default_factory=list)
+    """the shortlist of round 1, in the (shuffled) order of its letters"""
+    scores: list[tuple[list[float], list[float] | None]] = field(default_factory=list)
+    """per answered round: the raw label scores and the content-free ones (None: not calibrated)"""
 
     @property
     def accepted(self) -> bool:
@@ -132,6 +155,16 @@ class Refinement:
 
 
 class PolicyActor:
+    """Refines past decisions with a chooser (LLM or random), keeping what simulation validates.
+
+    The shortlist is listed in a **shuffled** order, drawn from the refinement id and step
+    (:meth:`shortlist`): built in a fixed order (reconnections, then topologies at the ends of the
+    most loaded lines, which are the same lines day after day), the letter alone predicted the
+    winner, and one LoRA round taught a position ("always C") instead of the grid (docs/ace.md).
+    The order is reproducible (same id and step, same order; nothing to checkpoint), the same in the
+    prompt and in the fine-tuning sample built from it, and leaves the actions themselves unchanged.
+    """
+
     def __init__(
         self,
         chooser: Chooser,
@@ -149,28 +182,48 @@ class PolicyActor:
         self.config = config or ActorConfig()
         self.gamma = gamma
         self.policy_top_k = policy_top_k
+        self._content_free: dict[tuple, list[float]] = {}
 
     # ----- pieces -----
     def simulate(self, obs, index: int) -> Outcome:
         """The action's simulated reward and max rho one step ahead (grid2op's ``obs.simulate``)."""
         sim_obs, reward, done, info = obs.simulate(self.space.to_grid2op(index, self.g2op_space))
-        if info.get("is_illegal"):
-            return Outcome(float(reward), None, bool(done), "illegal action")
-        if done:
-            return Outcome(float(reward), None, True, "game over in simulation")
-        if info.get("exception"):
-            return Outcome(float(reward), None, bool(done), f"simulation error: {info['exception'][0]}")
-        return Outcome(
-            float(reward),
-            float(np.max(sim_obs.rho)),
-            False,
-            "",
-            self.features(sim_obs),
-            self.space.top_mask(sim_obs),
+        outcome = _outcome(Simulated(sim_obs.rho, float(reward), bool(done), info))
+        if outcome.valid:
+            outcome.next_features = self.features(sim_obs)
+            outcome.next_mask = self.space.top_mask(sim_obs)
+        return outcome
+
+    def simulate_options(self, obs, indices: list[int]) -> list[Outcome]:
+        """Reward and max rho of each action one step ahead (no next state): one shared simulator."""
+        actions = [self.space.to_grid2op(i, self.g2op_space) for i in indices]
+        return [_outcome(s) for s in simulate_many(obs, actions)]
+
+    def first_prompt(self, decision: Decision, options: list[int], rl: Outcome) -> list[dict]:
+        """The round-1 prompt for ``options`` (``rl``: the RL action's simulated outcome)."""
+        return prompts.actor_messages(
+            state_text(decision.obs, self.space),
+            action_text(self.space, decision.action),
+            rl.reward,
+            rl.max_rho,
+            _texts(self.space, options),
         )
 
+    def labelled_sample(
+        self, decision: Decision, messages: list[dict], options: list[int], rl_reward: float
+    ) -> Sample | None:
+        """(round-1 prompt, letter of the shortlist's best simulated option), or None when no option
+        beats the RL action: the fine-tuning label is what simulation found best, not the LLM's pick."""
+        outcomes = self.simulate_options(decision.obs, options)
+        rewards = [o.reward if o.valid else -np.inf for o in outcomes]
+        best = int(np.argmax(rewards))
+        if not rewards[best] > rl_reward:
+            return None
+        return (messages, prompts.LABELS[best])
+
     def candidates(self, decision: Decision) -> list[int]:
-        """Policy top-k, then topologies around the most loaded lines; legal, RL action excluded."""
+        """Policy top-k, then reconnections and topologies at the ends of the most loaded lines;
+        legal, RL action and no-op topologies excluded."""
         legal = self.space.action_mask(decision.obs)
         seen = {int(decision.action)}
         shortlist: list[int] = []
@@ -187,11 +240,15 @@ class PolicyActor:
             # one more than needed: the RL action itself is often the policy's first choice
             top = self.policy_top_k(decision.features, decision.mask, self.config.policy_top_k + 1)
             take(top, min(self.config.policy_top_k, self.config.candidates))
-        take(
-            _interleaved(self.space, greedy_candidates(decision.obs, self.space, self.config.greedy_budget)),
-            self.config.candidates,
-        )
+        take(near_loaded_lines(decision.obs, self.space, self.config.loaded_lines), self.config.candidates)
         return shortlist
+
+    def shortlist(self, decision: Decision, refinement_id: str, step: int) -> list[int]:
+        """:meth:`candidates` in a random order seeded by ``(refinement_id, step)``, so that no letter
+        predicts the best option; the same id and step give the same order."""
+        options = self.candidates(decision)
+        rng = np.random.default_rng([zlib.crc32(refinement_id.encode()), step])
+        return [options[i] for i in rng.permutation(len(options))]
 
     def is_noop(self, obs, index: int) -> bool:
         """True for a topology action that leaves its substation as it is (e.g. 'all to bus 1' on a
@@ -207,6 +264,34 @@ class PolicyActor:
             or np.array_equal(3 - buses[connected], current[connected])
         )
 
+    def choose(
+        self, messages: list[dict], content_free: list[dict], labels: list[str]
+    ) -> tuple[int, list[float], list[float] | None]:
+        """(choice, raw scores, content-free scores or None); raises on a bad answer.
+
+        With calibration, the choice is the argmax of raw minus content-free scores; labels a
+        backend could not score (:data:`NOT_SCORED`) stay unscored.
+        """
+        choice, scores = self.chooser.choose(messages, labels)
+        if isinstance(choice, bool) or not isinstance(choice, int | np.integer):
+            raise ValueError(f"choice {choice!r} is not an integer")
+        if not 0 <= choice < len(labels):
+            raise ValueError(f"choice {choice} is outside the {len(labels)} listed options")
+        if not (self.config.calibrate and getattr(self.chooser, "scored", True)):
+            return int(choice), list(scores), None
+        baseline = self.content_free_scores(content_free, labels)
+        calibrated = [
+            s - b if s > NOT_SCORED and b > NOT_SCORED else NOT_SCORED for s, b in zip(scores, baseline)
+        ]
+        return int(np.argmax(calibrated)), list(scores), baseline
+
+    def content_free_scores(self, content_free: list[dict], labels: list[str]) -> list[float]:
+        """The labels' scores after the content-free prompt, cached per prompt, model and adapter."""
+        key = (self.chooser.name, self.chooser.adapter_version, repr(content_free), tuple(labels))
+        if key not in self._content_free:
+            self._content_free[key] = list(self.chooser.choose(content_free, labels)[1])
+        return self._content_free[key]
+
     # ----- the loop -----
     def refine(self, decision: Decision, refinement_id: str, step: int, max_calls: int) -> Refinement:
         """Up to ``rounds`` (and ``max_calls``) choose-simulate rounds; see the module docstring."""
@@ -214,8 +299,9 @@ class PolicyActor:
         rl = self.simulate(decision.obs, decision.action)
         state = state_text(decision.obs, space)
         rl_text = action_text(space, decision.action)
-        options = self.candidates(decision)
+        options = self.shortlist(decision, refinement_id, step)
         rounds: list[RoundRecord] = []
+        refinement_scores: list[tuple[list[float], list[float] | None]] = []
         calls, errors_in_row = 0, 0
         accepted: tuple[int, Outcome] | None = None
         sample: Sample | None = None
@@ -223,10 +309,9 @@ class PolicyActor:
         if not options:
             reason = "no legal candidate besides the RL action"
         else:
-            first_messages = prompts.actor_messages(
-                state, rl_text, rl.reward, rl.max_rho, _texts(space, options)
-            )
+            first_messages = self.first_prompt(decision, options, rl)
             messages = list(first_messages)
+            content_free = prompts.content_free_actor_messages(len(options))
             remaining = list(options)
             for _ in range(self.config.rounds):
                 if calls >= max_calls:
@@ -237,11 +322,7 @@ class PolicyActor:
                 started = time.perf_counter()
                 calls += 1
                 try:
-                    choice, scores = self.chooser.choose(messages, labels)
-                    if isinstance(choice, bool) or not isinstance(choice, int | np.integer):
-                        raise ValueError(f"choice {choice!r} is not an integer")
-                    if not 0 <= choice < len(labels):
-                        raise ValueError(f"choice {choice} is outside the {len(labels)} listed options")
+                    choice, scores, baseline = self.choose(messages, content_free, labels)
                 except Exception as error:  # noqa: BLE001 - whatever the LLM side does, training goes on
                     errors_in_row += 1
                     message = f"{type(error).__name__}: {error}"
@@ -262,13 +343,14 @@ class PolicyActor:
                         break
                     continue
                 errors_in_row = 0
+                refinement_scores.append((scores, baseline))
                 index = remaining[choice]
                 outcome = self.simulate(decision.obs, index)
                 better = outcome.valid and outcome.reward > rl.reward
                 rounds.append(
                     RoundRecord(
                         prompt=prompt_text,
-                        response=_response_text(labels, choice, scores),
+                        response=_response_text(labels, choice, scores, baseline),
                         action_index=index,
                         simulated_reward=outcome.reward,
                         simulated_max_rho=outcome.max_rho,
@@ -279,7 +361,7 @@ class PolicyActor:
                 )
                 if better:
                     accepted = (index, outcome)
-                    sample = (first_messages, prompts.LABELS[options.index(index)])
+                    sample = self.labelled_sample(decision, first_messages, options, rl.reward)
                     reason = ""
                     break
                 reason = "no option was better than the RL action in simulation"
@@ -295,6 +377,10 @@ class PolicyActor:
                         rl.reward,
                         _texts(space, remaining),
                     ),
+                ]
+                content_free = content_free + [
+                    {"role": "assistant", "content": labels[choice]},
+                    prompts.content_free_feedback(len(remaining)),
                 ]
         llm_index, llm_outcome = accepted if accepted else (None, None)
         last = rounds[-1] if rounds else None
@@ -318,7 +404,9 @@ class PolicyActor:
             adapter_version=adapter_number(self.chooser.adapter_version),
             reason=reason,
         )
-        refinement = Refinement(event, decision, calls, llm_outcome, rl.reward, sample)
+        refinement = Refinement(
+            event, decision, calls, llm_outcome, rl.reward, sample, options=options, scores=refinement_scores
+        )
         if accepted:
             refinement.transition = {
                 "obs": decision.features,
@@ -340,24 +428,46 @@ def adapter_number(version: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _interleaved(space: ActionSpace, indices: list[int]) -> list[int]:
-    """Round-robin over the substations (and reconnections) so a short list covers several of them."""
-    rank: dict[int, int] = {}
-    keyed = []
-    for order, index in enumerate(indices):
-        group = int(space.top_of_action[index])
-        keyed.append((rank.get(group, 0), order, index))
-        rank[group] = rank.get(group, 0) + 1
-    return [index for _, _, index in sorted(keyed)]
+def near_loaded_lines(obs, space: ActionSpace, n_lines: int = 3) -> list[int]:
+    """Legal reconnections, then every legal topology at the substations at the ends of the
+    ``n_lines`` most loaded lines, round-robin over those substations (most loaded line first), so
+    that a short list covers each of them and a longer one goes deeper into each."""
+    mask = space.action_mask(obs)
+    out = [i for i in range(1, 1 + space.n_line) if mask[i]]
+    subs: list[int] = []
+    for line in np.argsort(-np.asarray(obs.rho))[:n_lines]:
+        subs += [int(space.line_or_sub[line]), int(space.line_ex_sub[line])]
+    per_sub = []
+    for sub in dict.fromkeys(subs):
+        if sub in space.topo_sub_set:
+            rows = space.first_topology + np.flatnonzero(space.topo_sub == sub)
+            per_sub.append([int(i) for i in rows[mask[rows]]])
+    depth = max((len(rows) for rows in per_sub), default=0)
+    out += [rows[k] for k in range(depth) for rows in per_sub if k < len(rows)]
+    return out
+
+
+def _outcome(simulated: Simulated) -> Outcome:
+    rho, reward, done, info = simulated
+    if info.get("is_illegal"):
+        return Outcome(reward, None, done, "illegal action")
+    if done:
+        return Outcome(reward, None, True, "game over in simulation")
+    if info.get("exception"):
+        return Outcome(reward, None, done, f"simulation error: {info['exception'][0]}")
+    return Outcome(reward, float(np.max(rho)), False, "")
 
 
 def _texts(space: ActionSpace, indices: list[int]) -> list[str]:
     return [action_text(space, i) for i in indices]
 
 
-def _response_text(labels: list[str], choice: int, scores: list[float]) -> str:
+def _response_text(labels: list[str], choice: int, scores: list[float], baseline: list[float] | None) -> str:
     scored = ", ".join(f"{label} {score:.2f}" for label, score in zip(labels, scores))
-    return f"{labels[choice]} (scores: {scored})"
+    if baseline is None:
+        return f"{labels[choice]} (scores: {scored})"
+    prior = ", ".join(f"{label} {score:.2f}" for label, score in zip(labels, baseline))
+    return f"{labels[choice]} (scores: {scored}; content-free: {prior})"
 
 
 def _finite(value: float | None) -> float:

@@ -12,7 +12,8 @@ adds, and checkpoints it so that a resumed run is identical to an uninterrupted 
   finished trajectory; both stop when ``llm_budget`` calls are spent;
 - accepted refinements enter the mixed buffer and the fine-tuning set at once, or, with
   ``require_approval``, when the sink says ``is_approved(id) is True`` (False drops them);
-- every ``finetune_every`` approved refinements, a LoRA round on the best samples (local backend);
+- every ``finetune_every`` approved refinements, a LoRA round on the best samples (local backend),
+  each labelled with the shortlist option simulation found best (see :mod:`ace_core.llm.actor`);
   a server backend gets the samples exported as JSONL instead, with a log line saying so.
 """
 
@@ -101,7 +102,11 @@ class CoEvolution:
             space,
             env.action_space,
             features,
-            ActorConfig(rounds=config.actor_rounds, candidates=config.actor_candidates),
+            ActorConfig(
+                rounds=config.actor_rounds,
+                candidates=config.actor_candidates,
+                calibrate=config.llm_calibrate,
+            ),
             gamma=config.gamma,
             policy_top_k=lambda f, m, k: [i for i, _ in sac.policy(f, m).top_k(k)],
         )

@@ -8,6 +8,8 @@ of useful attention, and prompt length dominates the time of a choice on a CPU.
   ``A``, ``B``, ...; the answer is a bare letter (scored by :meth:`LLMBackend.choose`).
 - **Feedback** (retry rounds): the tried option's simulated outcome, "not better than the RL
   action", and the remaining options relabelled.
+- **Content-free** versions of both (state, actions and numbers replaced by ``N/A``): what the
+  model answers to the bare format, its letter prior, for contextual calibration.
 - **Critic** (Value Critic, g_LLM): a compact trajectory (decision step, max rho, action in
   words, reward) and a request for strict JSON naming key steps with adjustments in
   {-2K, -K, +K, +2K}.
@@ -24,6 +26,9 @@ LABELS = tuple(string.ascii_uppercase)
 
 ADJUSTMENTS = ("-2K", "-K", "+K", "+2K")
 
+CONTENT_FREE = "N/A"
+"""What replaces the content of a prompt in its content-free version (Zhao et al. 2021)."""
+
 SYSTEM_PREFIX = (
     "You assist the operator of a power transmission grid. Each line has a loading rho = flow / "
     "thermal limit; a line above 100% is overloaded and will trip if nothing is done, which can "
@@ -39,11 +44,24 @@ def actor_messages(
     state: str, rl_action: str, rl_reward: float, rl_max_rho: float, candidates: Sequence[str]
 ) -> list[dict]:
     """Round-1 prompt: pick the letter of the candidate that beats the RL agent's action."""
+    return _actor_messages(state, rl_action, f"{rl_reward:.3f}", _percent(rl_max_rho), candidates)
+
+
+def content_free_actor_messages(n_candidates: int) -> list[dict]:
+    """Round-1 prompt with every piece of content replaced by N/A (the letter prior's probe)."""
+    return _actor_messages(
+        CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, [CONTENT_FREE] * n_candidates
+    )
+
+
+def _actor_messages(
+    state: str, rl_action: str, reward: str, max_load: str, candidates: Sequence[str]
+) -> list[dict]:
     _check_candidates(candidates)
     user = (
         f"Grid state: {state}\n"
-        f"The RL agent chose: {rl_action}. Simulated outcome: reward {rl_reward:.3f}, max line load "
-        f"{_percent(rl_max_rho)}. This is a bad decision; find a better one.\n"
+        f"The RL agent chose: {rl_action}. Simulated outcome: reward {reward}, max line load "
+        f"{max_load}. This is a bad decision; find a better one.\n"
         f"Options:\n{options_text(candidates)}\n"
         "Which option gives a lower max line load? Answer with the letter only."
     )
@@ -54,16 +72,25 @@ def feedback_message(
     tried: str, reward: float | None, max_rho: float | None, rl_reward: float, candidates: Sequence[str]
 ) -> dict:
     """The user turn after an option that simulation did not validate."""
-    _check_candidates(candidates)
     if reward is None:
         outcome = "the simulation failed (illegal action or blackout)"
     else:
         outcome = f"reward {reward:.3f}, max line load {_percent(max_rho)}"
+    return _feedback_message(tried, outcome, f"{rl_reward:.3f}", candidates)
+
+
+def content_free_feedback(n_candidates: int) -> dict:
+    """The feedback turn with its content replaced by N/A."""
+    return _feedback_message(CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, [CONTENT_FREE] * n_candidates)
+
+
+def _feedback_message(tried: str, outcome: str, rl_reward: str, candidates: Sequence[str]) -> dict:
+    _check_candidates(candidates)
     return {
         "role": "user",
         "content": (
             f"Simulated: {tried}: {outcome}. That is not better than the RL action (reward "
-            f"{rl_reward:.3f}). Choose another option:\n{options_text(candidates)}\n"
+            f"{rl_reward}). Choose another option:\n{options_text(candidates)}\n"
             "Answer with the letter only."
         ),
     }

@@ -42,19 +42,28 @@ def _letter(options: list[int], index: int) -> str:
     return LABELS[options.index(index)]
 
 
+def _shown(decision: Decision, refinement_id: str, step: int, sandbox, space, features) -> list[int]:
+    """The options as a refinement with this id and step lists them (shuffled)."""
+    return PolicyActor(RandomChooser(0), space, sandbox.action_space, features).shortlist(
+        decision, refinement_id, step
+    )
+
+
 def test_only_a_simulation_validated_improvement_is_accepted_after_feedback(
     case, chat_server, sandbox, sandbox_space, sandbox_features
 ):
     decision, rl, options, better, worse = case
-    remaining = [i for i in options if i != worse[0]]
+    shown = _shown(decision, "r00001", 10, sandbox, sandbox_space, sandbox_features)
+    remaining = [i for i in shown if i != worse[0]]
     chat_server.script = [
-        ("json", 200, ChatServer.reply(_letter(options, worse[0]))),
+        ("json", 200, ChatServer.reply(_letter(shown, worse[0]))),
         ("json", 200, ChatServer.reply(_letter(remaining, better[0]) + ".")),
     ]
     actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
     refinement = actor.refine(decision, "r00001", step=10, max_calls=10)
 
     event = refinement.event
+    assert refinement.options == shown
     assert event.accepted_by_simulation and refinement.calls == 2 and event.reason == ""
     first, second = event.rounds
     assert first.action_index == worse[0] and not first.accepted
@@ -65,7 +74,7 @@ def test_only_a_simulation_validated_improvement_is_accepted_after_feedback(
     assert "The RL agent chose" in first.prompt and "not better than the RL action" in second.prompt
     # the retry lists the options without the one already tried
     retry = chat_server.requests[1]["messages"]
-    assert retry[-2] == {"role": "assistant", "content": _letter(options, worse[0])}
+    assert retry[-2] == {"role": "assistant", "content": _letter(shown, worse[0])}
     assert (
         sandbox_space.describe(worse[0]) + ")" not in retry[-1]["content"].split("Choose another option:")[1]
     )
@@ -73,9 +82,13 @@ def test_only_a_simulation_validated_improvement_is_accepted_after_feedback(
     t = refinement.transition
     assert t["action"] == better[0] and t["reward"] > t["rl_reward"] == rl.reward
     assert np.array_equal(t["obs"], decision.features) and t["next_obs"].shape == decision.features.shape
-    # the fine-tuning sample answers the round-1 prompt with the accepted action's letter
+    # the fine-tuning sample answers the round-1 prompt with the letter of the option simulation
+    # shows best among the whole shortlist (not necessarily the one the LLM picked), in the order shown
     messages, answer = refinement.sample
-    assert messages == chat_server.requests[0]["messages"] and answer == _letter(options, better[0])
+    rewards = [o.reward if o.valid else -np.inf for o in (actor.simulate(decision.obs, i) for i in options)]
+    assert messages == chat_server.requests[0]["messages"]
+    assert shown[LABELS.index(answer)] == options[int(np.argmax(rewards))]
+    assert max(rewards) >= event.llm_reward
 
 
 def test_retries_stop_after_the_configured_rounds_when_nothing_is_better(
@@ -105,7 +118,7 @@ def test_garbage_answers_are_recorded_and_the_rl_action_stands(
     case, chat_server, sandbox, sandbox_space, sandbox_features
 ):
     decision, *_ = case
-    chat_server.script = [("json", 200, ChatServer.reply("I would rather split substation 5"))] * 3
+    chat_server.script = [("json", 200, ChatServer.reply("Rather split substation 5"))] * 3
     actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
     refinement = actor.refine(decision, "r2", step=1, max_calls=50)
     assert not refinement.accepted and refinement.transition == {}
@@ -130,10 +143,11 @@ def test_a_timeout_costs_one_round_and_the_next_answer_still_counts(
     case, chat_server, sandbox, sandbox_space, sandbox_features
 ):
     decision, rl, options, better, worse = case
+    shown = _shown(decision, "r4", 1, sandbox, sandbox_space, sandbox_features)
     chat_server.script = [
         ("sleep", 1.5),
         ("json", 200, ChatServer.reply("A")),
-        ("json", 200, ChatServer.reply(_letter(options, better[0]))),
+        ("json", 200, ChatServer.reply(_letter(shown, better[0]))),
     ]
     actor = PolicyActor(
         _server_backend(chat_server, timeout=0.3), sandbox_space, sandbox.action_space, sandbox_features
@@ -146,7 +160,8 @@ def test_a_timeout_costs_one_round_and_the_next_answer_still_counts(
 
 def test_the_call_budget_caps_the_rounds(case, chat_server, sandbox, sandbox_space, sandbox_features):
     decision, rl, options, better, worse = case
-    chat_server.script = [("json", 200, ChatServer.reply(_letter(options, worse[0])))]
+    shown = _shown(decision, "r5", 1, sandbox, sandbox_space, sandbox_features)
+    chat_server.script = [("json", 200, ChatServer.reply(_letter(shown, worse[0])))]
     actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
     refinement = actor.refine(decision, "r5", step=1, max_calls=1)
     assert refinement.calls == 1 and not refinement.accepted
@@ -162,6 +177,40 @@ def test_random_control_uses_the_same_candidates_and_gate(case, sandbox, sandbox
         assert refinement.accepted == any(r.accepted for r in refinement.event.rounds)
         if refinement.accepted:
             assert refinement.event.llm_action_index in better and refinement.event.model == "random"
+
+
+def test_the_shortlist_order_is_shuffled_per_refinement_and_reproducible(
+    case, sandbox, sandbox_space, sandbox_features
+):
+    decision, rl, options, better, worse = case
+    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    orders = [actor.shortlist(decision, f"r{i:05d}", 10) for i in range(20)]
+    # the same actions under other letters
+    assert all(sorted(order) == sorted(options) for order in orders)
+    assert len({tuple(order) for order in orders}) > 10
+    # where the fixed order's first option lands varies: no letter stands for a kind of move
+    assert len({order.index(options[0]) for order in orders}) >= 4
+    # reproducible from the refinement id and step, and drawn afresh for another step
+    assert actor.shortlist(decision, "r00003", 10) == orders[3]
+    assert actor.shortlist(decision, "r00003", 11) != orders[3]
+    assert actor.refine(decision, "r00003", 10, 1).options == orders[3]
+
+
+def test_the_fine_tuning_label_names_the_same_action_whatever_the_order(
+    case, sandbox, sandbox_space, sandbox_features
+):
+    decision, rl, options, better, worse = case
+    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    labelled = []
+    for refinement_id in ("a", "b", "c"):
+        shown = actor.shortlist(decision, refinement_id, 0)
+        messages = actor.first_prompt(decision, shown, rl)
+        _, answer = actor.labelled_sample(decision, messages, shown, rl.reward)
+        # the prompt lists the options in the shuffled order its answer refers to
+        assert f"{answer}) {sandbox_space.describe(shown[LABELS.index(answer)])}" in messages[-1]["content"]
+        labelled.append((answer, shown[LABELS.index(answer)]))
+    assert len({action for _, action in labelled}) == 1 and labelled[0][1] in better
+    assert len({answer for answer, _ in labelled}) > 1
 
 
 def test_policy_top_k_comes_first_and_the_rl_action_is_never_offered(
