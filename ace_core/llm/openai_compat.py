@@ -213,7 +213,8 @@ def parse_label(text: str, labels: list[str]) -> int | None:
 
     Accepted around it: whitespace, quotes, backticks, bold stars, brackets and trailing
     punctuation (``B``, ``"B"``, ``(B)``, ``B.``, ``**B**``), or the label followed by a separator
-    and more words (``B) split substation 5``). ``Answer: B`` or ``I choose B`` are not accepted.
+    and more words (``B) split substation 5``). ``Answer: B``, ``B split`` or ``I choose B`` are not
+    accepted, even when ``I`` is a label.
     """
     candidate = text.strip().lstrip(_WRAPPERS).rstrip(_TRAILERS)
     if candidate in labels:
@@ -221,9 +222,11 @@ def parse_label(text: str, labels: list[str]) -> int | None:
     folded = [label.casefold() for label in labels]
     if folded.count(candidate.casefold()) == 1:
         return folded.index(candidate.casefold())
-    first = re.match(r"[^\s`'\"*)\].,:;!]+", candidate)
-    if first and first.group(0) in labels:
-        return labels.index(first.group(0))
+    # the label, then a separator before any more words: "B) split ..." yes, "I would ..." no (with
+    # nine options or more, "I" is a label and a chatty reply's first word)
+    first = re.match(r"([^\s`'\"*)\].,:;!]+)[)\].,:;!]", candidate)
+    if first and first.group(1) in labels:
+        return labels.index(first.group(1))
     return None
 
 

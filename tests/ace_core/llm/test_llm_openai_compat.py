@@ -199,10 +199,18 @@ def test_missing_or_bad_settings(monkeypatch):
         ("D", None),
         ("", None),
         ("ABC", None),
+        ("B split", None),
     ],
 )
 def test_parse_label(text, expected):
     assert parse_label(text, LABELS) == expected
+
+
+def test_a_chatty_reply_is_not_read_as_option_i():
+    labels = list("ABCDEFGHIJKL")
+    assert parse_label("I would pick option C because it relieves line 4", labels) is None
+    assert parse_label("I", labels) == 8
+    assert parse_label("I) reconnect line 7", labels) == 8
 
 
 def test_parse_label_with_multi_character_labels():
