@@ -30,7 +30,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
+from ace_core.grid.simulate import Simulated, simulate_many
 from ace_core.rl.sac import SAC, SACConfig
 
 AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR", "sac-checked:RUN_DIR[:K]")
@@ -103,12 +103,8 @@ def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
     return out[:budget]
 
 
-def simulated_max_rho(obs, space: ActionSpace, g2op_space, index: int) -> float:
-    """Max rho one step after ``index``; infinity for a game over or an illegal action."""
-    return _max_rho(simulate_rho(obs, space.to_grid2op(index, g2op_space)))
-
-
 def _max_rho(outcome: Simulated) -> float:
+    """Max rho one step after an action; infinity for a game over or an illegal action."""
     rho, _, done, info = outcome
     if done or info.get("is_illegal") or info.get("exception"):
         return float("inf")

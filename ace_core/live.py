@@ -426,11 +426,6 @@ class LiveGrid:
         self.sac: SAC | None = None
         self.features: FeatureBuilder | None = None
         if policy_path:
-            # Checkpoints saved before the load scale was part of the policy get it from the env's
-            # current observation (FeatureBuilder.for_policy); training took it on a fresh env, at
-            # the start of chronic 0. A pooled env (or one that ended a game) sits elsewhere: go
-            # back there, or a worker reusing an env would recommend otherwise than a restarted one.
-            self.env.reset(options={"time serie id": 0})
             self.sac, self.space, self.features, _ = load_sac(Path(policy_path), self.env, self.space)
         self.obs = None
         self.step_index = 0
