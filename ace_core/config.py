@@ -19,6 +19,7 @@ from ace_core.errors import ConfigError
 HEADS = ("auto", "flat", "factorised")
 LLM_BACKENDS = ("none", "local", "openai", "random")
 TRAJECTORY_SELECTIONS = ("reward", "state", "action")
+CRITIC_FORMATS = ("choice", "json")
 MAX_STEPS = 100_000_000
 
 
@@ -108,6 +109,10 @@ class TrainConfig:
     """choose-simulate-retry rounds per refinement"""
     critic_threshold: float = 0.5
     """the critic only reads episodes with a decision whose step reward has |r| above this"""
+    critic_format: str = "choice"
+    """how the critic answers: choice (per key step, two scored letter questions: which decision, which adjustment; always valid) or json (one free reply in strict JSON with a rationale; for capable models, a 135M one never manages it)"""
+    critic_key_steps: int = 1
+    """choice format: key steps asked per trajectory (two LLM calls each)"""
     priority_temperature: float = 0.1
     """T of the mixed buffer's priority w = min(exp((r_llm - r_rl) / T), priority_max)"""
     priority_max: float = 10.0
@@ -174,6 +179,8 @@ class TrainConfig:
         _in_range("actor_candidates", self.actor_candidates, 1, 26)
         _in_range("actor_rounds", self.actor_rounds, 1, 26)
         _in_range("critic_threshold", self.critic_threshold, 0.0, 10.0)
+        _one_of("critic_format", self.critic_format, CRITIC_FORMATS)
+        _in_range("critic_key_steps", self.critic_key_steps, 1, 26)
         _in_range("priority_temperature", self.priority_temperature, 1e-3, 100.0)
         _in_range("priority_max", self.priority_max, 1.0, 1e6)
         _in_range("finetune_max_steps", self.finetune_max_steps, 0, 1_000_000)

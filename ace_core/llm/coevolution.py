@@ -118,6 +118,8 @@ class CoEvolution:
                 threshold=config.critic_threshold,
                 selection=config.trajectory_selection,
                 prefill=config.llm == "local",
+                format=config.critic_format,
+                choice_key_steps=config.critic_key_steps,
             ),
         )
         # --- state (all of it checkpointed) ---
@@ -257,7 +259,7 @@ class CoEvolution:
 
     # ----- critic -----
     def critic_pass(self, step: int) -> None:
-        if self.budget_left == 0:
+        if self.budget_left < self.critic.config.calls_per_trajectory():
             return
         pool = [t for t in self.finished if t.episode not in self.criticised]
         chosen = select(pool, self.config.trajectory_selection, self.config.critic_threshold, 1)
@@ -265,9 +267,9 @@ class CoEvolution:
             return
         trajectory = chosen[0]
         self.criticised.add(trajectory.episode)
-        result = self.critic.criticise(trajectory)
-        self.counts["calls"] += 1
-        self.counts["critic_calls"] += 1
+        result = self.critic.criticise(trajectory, self.budget_left)
+        self.counts["calls"] += result.calls
+        self.counts["critic_calls"] += result.calls
         self.counts["critic_refused"] += len(result.refused) + bool(result.error)
         self._stat("llm/critic_seconds", result.seconds)
         by_step = {d.step: d for d in trajectory.decisions}

@@ -8,12 +8,21 @@ critic picks the most telling one (configurable, as the paper's ablation):
 - ``action``: the most distinct actions taken (the richest choice of topologies).
 
 It shows the LLM a compact text of the episode's decisions (step, max rho, action in words,
-reward) and asks for strict JSON naming key steps with an adjustment in {-2K, -K, +K, +2K}. The
-reply is untrusted: it must be one JSON object with a ``key_steps`` list; every item must name a
-step shown in the text and one of the four adjustments (as ``"-K"``... or the number itself);
-anything else is refused and recorded, never applied. Accepted adjustments are added to the
-stored (semi-MDP) reward of those decisions in the replay buffer; the per-step rewards the actor
-compares with ``r_bar`` stay untouched.
+reward) and asks for the key steps with an adjustment in {-2K, -K, +K, +2K}, in one of two
+formats (``CriticConfig.format``):
+
+- ``choice`` (default): per key step, two scored letter questions (:meth:`LLMBackend.choose`):
+  which of the listed decisions most caused the outcome, then which of the four adjustments it
+  deserves. Always a valid answer, two calls per key step; the model writes no rationale (the
+  record keeps the letters' scores instead). A 135M model never produced valid JSON in the json
+  format, so this is what makes the critic usable with the offline default.
+- ``json``: one free reply that must be strict JSON. The reply is untrusted: it must be one JSON
+  object with a ``key_steps`` list; every item must name a step shown in the text and one of the
+  four adjustments (as ``"-K"``... or the number itself); anything else is refused and recorded,
+  never applied. For capable models (a served 7B), which also write a rationale.
+
+Accepted adjustments are added to the stored (semi-MDP) reward of those decisions in the replay
+buffer; the per-step rewards the actor compares with ``r_bar`` stay untouched.
 """
 
 from __future__ import annotations
@@ -22,11 +31,14 @@ import json
 import time
 from dataclasses import dataclass, field
 
+from ace_core.config import CRITIC_FORMATS as FORMATS
+from ace_core.config import TRAJECTORY_SELECTIONS as SELECTIONS
 from ace_core.errors import ConfigError
 from ace_core.llm import prompts
 
-SELECTIONS = ("reward", "state", "action")
 _PREFILL = '{"key_steps": ['
+MULTIPLES = {"-2K": -2, "-K": -1, "+K": 1, "+2K": 2}
+"""each allowed adjustment as a multiple of K, in the order of :data:`prompts.ADJUSTMENTS`"""
 
 
 @dataclass
@@ -44,12 +56,25 @@ class CriticConfig:
     max_new_tokens: int = 96
     """length of the LLM's reply"""
     prefill: bool = True
-    """start the reply with '{"key_steps": [' (local models; servers may not continue a prefill)"""
+    """json format: start the reply with '{"key_steps": [' (local models; servers may not continue a prefill)"""
+    format: str = "choice"
+    """choice (two scored letter questions per key step) or json (one free reply); see the module docstring"""
+    choice_key_steps: int = 1
+    """choice format: key steps asked per trajectory (two LLM calls each)"""
 
     def validate(self) -> CriticConfig:
         if self.selection not in SELECTIONS:
             raise ConfigError(f"trajectory selection {self.selection!r}; accepted: {', '.join(SELECTIONS)}")
+        if self.format not in FORMATS:
+            raise ConfigError(f"critic format {self.format!r}; accepted: {', '.join(FORMATS)}")
+        if not 1 <= self.choice_key_steps <= len(prompts.LABELS):
+            raise ConfigError(
+                f"choice_key_steps={self.choice_key_steps}; accepted: 1 to {len(prompts.LABELS)}"
+            )
         return self
+
+    def calls_per_trajectory(self) -> int:
+        return 2 * self.choice_key_steps if self.format == "choice" else 1
 
 
 @dataclass
@@ -115,6 +140,8 @@ class CriticResult:
     rationale: str
     seconds: float
     error: str = ""
+    calls: int = 1
+    """LLM calls spent (choice format: two per key step asked)"""
 
 
 def shown_decisions(trajectory: Trajectory, limit: int) -> list[TracedDecision]:
@@ -148,7 +175,7 @@ def parse_adjustments(
         return [], "", refused + [f"expected an object with a key_steps list, got {str(data)[:200]!r}"]
     rationale = data.get("rationale")
     rationale = " ".join(rationale.split())[:300] if isinstance(rationale, str) else ""
-    values = {"-2K": -2 * k, "-K": -k, "+K": k, "+2K": 2 * k, "K": k, "2K": 2 * k}
+    values = {name: m * k for name, m in MULTIPLES.items()} | {"K": k, "2K": 2 * k}
     accepted: list[Adjustment] = []
     for item in data["key_steps"]:
         if not isinstance(item, dict):
@@ -193,15 +220,76 @@ class ValueCritic:
         self.action_text = action_text
         self.config = (config or CriticConfig()).validate()
 
-    def criticise(self, trajectory: Trajectory) -> CriticResult:
-        """Ask for the key steps of one trajectory; LLM failures come back as ``error``."""
-        config = self.config
-        shown = shown_decisions(trajectory, config.max_steps_shown)
-        steps = [
+    def criticise(self, trajectory: Trajectory, budget: int | None = None) -> CriticResult:
+        """Ask for the key steps of one trajectory, in at most ``budget`` LLM calls.
+
+        LLM failures come back as ``error``, with the adjustments completed before them.
+        """
+        if self.config.format == "choice":
+            return self._criticise_by_choice(trajectory, budget)
+        return self._criticise_by_json(trajectory)
+
+    def _steps(self, shown: list[TracedDecision]) -> list[prompts.TrajectoryStep]:
+        return [
             prompts.TrajectoryStep(d.step, d.max_rho, self.action_text(d.action), d.step_reward)
             for d in shown
         ]
-        messages = prompts.critic_messages(steps, trajectory.outcome, config.k, config.max_key_steps)
+
+    def _criticise_by_choice(self, trajectory: Trajectory, budget: int | None) -> CriticResult:
+        config = self.config
+        shown = shown_decisions(trajectory, min(config.max_steps_shown, len(prompts.LABELS)))
+        remaining = self._steps(shown)
+        key_steps = min(config.choice_key_steps, len(remaining))
+        if budget is not None:
+            key_steps = min(key_steps, budget // 2)
+        first_prompt = prompts.critic_step_messages(remaining, trajectory.outcome)[1]["content"]
+        adjustments: list[Adjustment] = []
+        transcript: list[str] = []
+        calls, error = 0, ""
+        started = time.perf_counter()
+        for _ in range(key_steps):
+            messages = prompts.critic_step_messages(remaining, trajectory.outcome)
+            labels = list(prompts.LABELS[: len(remaining)])
+            try:
+                calls += 1
+                picked, step_scores = self.backend.choose(messages, labels)
+                step = remaining[picked]
+                messages += [
+                    {"role": "assistant", "content": labels[picked]},
+                    prompts.critic_adjustment_message(step, config.k),
+                ]
+                calls += 1
+                chosen, value_scores = self.backend.choose(messages, list(prompts.LABELS[:4]))
+            except Exception as error_:  # noqa: BLE001 - the LLM side never stops training
+                error = f"{type(error_).__name__}: {error_}"[:500]
+                break
+            name = prompts.ADJUSTMENTS[chosen]
+            value = MULTIPLES[name] * config.k
+            why = (
+                f"picked among {len(remaining)} decisions (log p {step_scores[picked]:.2f}), "
+                f"adjustment {name} (log p {value_scores[chosen]:.2f})"
+            )
+            adjustments.append(Adjustment(step.step, value, why))
+            transcript.append(f"step {step.step}: {name}")
+            remaining = [s for s in remaining if s.step != step.step]
+        return CriticResult(
+            trajectory.episode,
+            first_prompt,
+            "; ".join(transcript),
+            adjustments,
+            [],
+            "",
+            time.perf_counter() - started,
+            error,
+            calls,
+        )
+
+    def _criticise_by_json(self, trajectory: Trajectory) -> CriticResult:
+        config = self.config
+        shown = shown_decisions(trajectory, config.max_steps_shown)
+        messages = prompts.critic_messages(
+            self._steps(shown), trajectory.outcome, config.k, config.max_key_steps
+        )
         if config.prefill:
             messages.append({"role": "assistant", "content": _PREFILL})
         started = time.perf_counter()

@@ -11,8 +11,9 @@ of useful attention, and prompt length dominates the time of a choice on a CPU.
 - **Content-free** versions of both (state, actions and numbers replaced by ``N/A``): what the
   model answers to the bare format, its letter prior, for contextual calibration.
 - **Critic** (Value Critic, g_LLM): a compact trajectory (decision step, max rho, action in
-  words, reward) and a request for strict JSON naming key steps with adjustments in
-  {-2K, -K, +K, +2K}.
+  words, reward) and either a request for strict JSON naming key steps with adjustments in
+  {-2K, -K, +K, +2K} (``json`` format), or two letter questions per key step (``choice`` format):
+  which listed decision caused the outcome, then which of the four adjustments it deserves.
 """
 
 from __future__ import annotations
@@ -114,10 +115,7 @@ class TrajectoryStep:
 
 
 def trajectory_text(steps: Sequence[TrajectoryStep]) -> str:
-    return "\n".join(
-        f"step {s.step}: max load {_percent(s.max_rho)}, action: {s.action}, reward {s.reward:.2f}"
-        for s in steps
-    )
+    return "\n".join(_step_lines(steps))
 
 
 def critic_messages(
@@ -133,6 +131,40 @@ def critic_messages(
         '{"key_steps": [{"step": 12, "adjustment": "-K"}], "rationale": "one line"}'
     )
     return [{"role": "system", "content": SYSTEM_PREFIX}, {"role": "user", "content": user}]
+
+
+def critic_step_messages(steps: Sequence[TrajectoryStep], outcome: str) -> list[dict]:
+    """Choice format, first question: the letter of the decision that most caused the outcome."""
+    user = (
+        f"Decisions of one episode ({outcome}), labelled:\n{options_text(_step_lines(steps))}\n"
+        "Which decision most caused the outcome, good or bad? Answer with the letter only."
+    )
+    return [{"role": "system", "content": SYSTEM_PREFIX}, {"role": "user", "content": user}]
+
+
+def critic_adjustment_message(step: TrajectoryStep, k: float) -> dict:
+    """Choice format, second question (after the chosen step's letter): its adjustment's letter."""
+    meanings = (
+        "it caused overloads or the blackout",
+        "it made the grid worse",
+        "it relieved the grid",
+        "it saved the grid",
+    )
+    options = [f"{value}: {meaning}" for value, meaning in zip(ADJUSTMENTS, meanings)]
+    return {
+        "role": "user",
+        "content": (
+            f"How should the reward of step {step.step} ({step.action}) be adjusted (K = {k:g})?\n"
+            f"{options_text(options)}\nAnswer with the letter only."
+        ),
+    }
+
+
+def _step_lines(steps: Sequence[TrajectoryStep]) -> list[str]:
+    return [
+        f"step {s.step}: max load {_percent(s.max_rho)}, action: {s.action}, reward {s.reward:.2f}"
+        for s in steps
+    ]
 
 
 def _percent(value: float | None) -> str:

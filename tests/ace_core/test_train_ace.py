@@ -51,6 +51,15 @@ def test_a_tiny_ace_run_with_the_tiny_local_model_end_to_end(tiny_long_model_dir
     sampled = []
     sample = trainer.replay.sample
     trainer.replay.sample = lambda n, rng: sampled.append(batch := sample(n, rng)) or batch
+    reshaped = []  # what each critic pass changed in the stored rewards
+    critic_pass = trainer.ace.critic_pass
+
+    def watched_critic_pass(step):
+        before = trainer.buffer.rewards.copy()
+        critic_pass(step)
+        reshaped.append(trainer.buffer.rewards - before)
+
+    trainer.ace.critic_pass = watched_critic_pass
     result = trainer.run()
     assert result.steps == 200
 
@@ -73,10 +82,18 @@ def test_a_tiny_ace_run_with_the_tiny_local_model_end_to_end(tiny_long_model_dir
     # SAC learnt from LLM rows, weighted by their priority
     llm_rows = [b for b in sampled if (b.sources == SOURCE_LLM).any()]
     assert llm_rows and all((b.weights[b.sources == SOURCE_LLM] > 1.0).all() for b in llm_rows)
-    # the critic was asked; whatever the tiny model answered is on record, adjustments bounded
+    # the critic was asked (choice format: one key step per trajectory, always a valid answer)
+    # and its adjustments reached the stored rewards
     critic_lines = [json.loads(line) for line in (tmp_path / "critic.jsonl").read_text().splitlines()]
-    assert critic_lines and all(c["response"].startswith('{"key_steps"') for c in critic_lines)
-    assert all(s.adjustment in (-0.2, -0.1, 0.1, 0.2) for s in sink.of_type(ShapingEvent))
+    shapings = sink.of_type(ShapingEvent)
+    assert critic_lines and all(len(c["applied"]) == 1 and c["calls"] == 2 for c in critic_lines)
+    assert len(shapings) == len(critic_lines) == metrics["llm/shapings"]
+    assert all(s.adjustment in (-0.2, -0.1, 0.1, 0.2) for s in shapings)
+    changed = [delta[delta != 0] for delta in reshaped]
+    assert sum(len(c) for c in changed) == len(shapings)
+    assert sorted(float(v) for c in changed for v in c) == pytest.approx(
+        sorted(s.adjustment for s in shapings)
+    )
     assert "ace" in load_checkpoint(tmp_path)
 
 

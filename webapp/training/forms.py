@@ -9,7 +9,14 @@ from typing import Any
 
 from django import forms
 
-from ace_core.config import HEADS, LLM_BACKENDS, TRAJECTORY_SELECTIONS, TrainConfig, field_docs
+from ace_core.config import (
+    CRITIC_FORMATS,
+    HEADS,
+    LLM_BACKENDS,
+    TRAJECTORY_SELECTIONS,
+    TrainConfig,
+    field_docs,
+)
 from ace_core.errors import ConfigError
 from webapp.training.selectors import env_names
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
@@ -19,6 +26,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "head": HEADS,
     "llm": LLM_BACKENDS,
     "trajectory_selection": TRAJECTORY_SELECTIONS,
+    "critic_format": CRITIC_FORMATS,
 }
 LLM_SECTION = "LLM co-evolution (ACE)"
 # Shown as sections on the page, in this order; fields not listed fall into "Training".
@@ -42,6 +50,8 @@ SECTIONS = {
         "actor_candidates",
         "actor_rounds",
         "critic_threshold",
+        "critic_format",
+        "critic_key_steps",
         "priority_temperature",
         "priority_max",
         "finetune_max_steps",

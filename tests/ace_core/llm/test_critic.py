@@ -1,9 +1,11 @@
-"""The Value Critic: strict parsing of untrusted JSON, trajectory selection, bounded adjustments."""
+"""The Value Critic: both answer formats (scored choices, strict untrusted JSON), trajectory
+selection, bounded adjustments."""
 
 import json
 
 import pytest
 
+from ace_core.errors import ConfigError
 from ace_core.llm.critic import (
     CriticConfig,
     TracedDecision,
@@ -118,7 +120,9 @@ def test_critic_asks_a_server_and_returns_only_allowed_adjustments(chat_server):
     }
     chat_server.script = [("json", 200, ChatServer.reply(json.dumps(answer)))]
     backend = OpenAICompatBackend(chat_server.url, "critic", max_retries=0)
-    critic = ValueCritic(backend, lambda index: f"action {index}", CriticConfig(k=K, prefill=False))
+    critic = ValueCritic(
+        backend, lambda index: f"action {index}", CriticConfig(k=K, prefill=False, format="json")
+    )
     result = critic.criticise(_trajectory(1, [0.0, -1.0], survived=20))
     assert [(a.step, a.value) for a in result.adjustments] == [(10, -0.2)]
     assert len(result.refused) == 1 and "999" in result.refused[0]
@@ -129,14 +133,70 @@ def test_critic_asks_a_server_and_returns_only_allowed_adjustments(chat_server):
 def test_a_failing_llm_is_an_error_not_an_exception(chat_server):
     chat_server.script = [("json", 500, {"error": {"message": "boom"}})]
     backend = OpenAICompatBackend(chat_server.url, "critic", max_retries=0)
-    result = ValueCritic(backend, str, CriticConfig(prefill=False)).criticise(_trajectory(1, [-1.0]))
+    result = ValueCritic(backend, str, CriticConfig(prefill=False, format="json")).criticise(
+        _trajectory(1, [-1.0])
+    )
     assert result.adjustments == [] and "LLMError" in result.error
 
 
 def test_the_local_tiny_model_continues_the_prefill(tiny_long_model_dir):
     from ace_core.llm.local import LocalBackend
 
-    critic = ValueCritic(LocalBackend(tiny_long_model_dir, threads=1), str, CriticConfig(max_new_tokens=12))
+    critic = ValueCritic(
+        LocalBackend(tiny_long_model_dir, threads=1), str, CriticConfig(max_new_tokens=12, format="json")
+    )
     result = critic.criticise(_trajectory(1, [0.0, -1.0], survived=20))
     assert result.response.startswith('{"key_steps": [') and result.error == ""
     assert all(a.value in (-0.2, -0.1, 0.1, 0.2) for a in result.adjustments)
+
+
+def test_choice_format_asks_which_step_then_which_adjustment(chat_server):
+    # the server answers "B" (the second decision shown), then "A" (-2K)
+    chat_server.script = [
+        ("json", 200, ChatServer.reply("B", top_logprobs={"B": -0.1, "A": -2.5})),
+        ("json", 200, ChatServer.reply("A", top_logprobs={"A": -0.3, "D": -1.9})),
+    ]
+    backend = OpenAICompatBackend(chat_server.url, "critic", max_retries=0)
+    critic = ValueCritic(backend, lambda index: f"action {index}", CriticConfig(k=K))
+    result = critic.criticise(_trajectory(1, [0.0, -1.0, 0.2], survived=25))
+    assert [(a.step, a.value) for a in result.adjustments] == [(10, -0.2)]
+    assert result.calls == 2 and result.error == "" and result.refused == []
+    assert result.response == "step 10: -2K" and "log p -0.10" in result.adjustments[0].rationale
+    first, second = (r["messages"] for r in chat_server.requests)
+    assert "A) step 0: max load 95%, action: action 0" in first[1]["content"]
+    assert "blackout at step 25" in first[1]["content"]
+    assert second[2] == {"role": "assistant", "content": "B"}
+    assert "reward of step 10 (action 0)" in second[3]["content"] and "A) -2K" in second[3]["content"]
+
+
+def test_choice_format_never_picks_a_step_twice_and_respects_the_budget(tiny_long_model_dir):
+    from ace_core.llm.local import LocalBackend
+
+    backend = LocalBackend(tiny_long_model_dir, threads=1)
+    critic = ValueCritic(backend, str, CriticConfig(k=K, choice_key_steps=3))
+    trajectory = _trajectory(1, [0.0, -1.0, 0.3, -0.6], survived=40)
+    result = critic.criticise(trajectory)
+    assert result.calls == 6 and len(result.adjustments) == 3
+    assert len({a.step for a in result.adjustments}) == 3
+    assert {a.step for a in result.adjustments} <= {d.step for d in trajectory.decisions}
+    assert all(a.value in (-0.2, -0.1, 0.1, 0.2) for a in result.adjustments)
+    limited = critic.criticise(trajectory, budget=3)  # room for one key step only
+    assert limited.calls == 2 and len(limited.adjustments) == 1
+
+
+def test_choice_format_keeps_finished_key_steps_when_the_server_dies(chat_server):
+    chat_server.script = [
+        ("json", 200, ChatServer.reply("A", top_logprobs={"A": -0.1})),
+        ("json", 200, ChatServer.reply("C", top_logprobs={"C": -0.1})),
+        ("json", 500, {"error": {"message": "boom"}}),
+    ]
+    backend = OpenAICompatBackend(chat_server.url, "critic", max_retries=0)
+    critic = ValueCritic(backend, str, CriticConfig(k=K, choice_key_steps=2))
+    result = critic.criticise(_trajectory(1, [0.0, -1.0], survived=20))
+    assert [(a.step, a.value) for a in result.adjustments] == [(0, 0.1)]
+    assert result.calls == 3 and "LLMError" in result.error
+
+
+def test_unknown_formats_are_refused():
+    with pytest.raises(ConfigError, match="accepted: choice, json"):
+        CriticConfig(format="yaml").validate()

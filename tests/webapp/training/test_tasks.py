@@ -75,11 +75,15 @@ def test_worker_runs_a_run_and_stores_every_event(make_run, tiny_llm_dir):
     finetunes = FinetuneRecord.objects.filter(run=run)
     assert finetunes.count() == last["llm/accepted"] // 2 == last["llm/finetunes"]
     assert all(Path(f.path).is_dir() and not f.skipped_reason for f in finetunes)
-    # The critic read trajectories; the tiny random model writes no valid JSON, so every
-    # adjustment was refused (critic.jsonl says why) and no shaping was applied or stored.
-    critic_calls = (Path(run.out_dir) / "critic.jsonl").read_text().splitlines()
-    assert len(critic_calls) == last["llm/critic_calls"] > 0
-    assert RewardShaping.objects.filter(run=run).count() == last["llm/shapings"]
+    # The critic read trajectories (two scored questions each: which step, which adjustment) and
+    # every adjustment it applied to the replay buffer is stored with its rationale.
+    critic_records = [
+        json.loads(line) for line in (Path(run.out_dir) / "critic.jsonl").read_text().splitlines()
+    ]
+    assert 2 * len(critic_records) == last["llm/critic_calls"] > 0
+    shapings = RewardShaping.objects.filter(run=run)
+    assert shapings.count() == last["llm/shapings"] == sum(len(r["applied"]) for r in critic_records) > 0
+    assert all(s.adjustment in (-0.2, -0.1, 0.1, 0.2) and "picked among" in s.rationale for s in shapings)
     task = DBTaskResult.objects.get(id=run.task_id)
     assert task.status == TaskResultStatus.SUCCESSFUL
     assert task.return_value == {"run": run.pk, "attempt": 1, "status": "succeeded"}
