@@ -20,6 +20,7 @@ HEADS = ("auto", "flat", "factorised")
 LLM_BACKENDS = ("none", "local", "openai", "random")
 TRAJECTORY_SELECTIONS = ("reward", "state", "action")
 CRITIC_FORMATS = ("choice", "json")
+ACTOR_ANSWERS = ("letter", "text")
 MAX_STEPS = 100_000_000
 
 
@@ -107,6 +108,8 @@ class TrainConfig:
     """candidate actions listed to the LLM actor (policy top-k, then topologies near loaded lines)"""
     actor_rounds: int = 5
     """choose-simulate-retry rounds per refinement"""
+    actor_answer: str = "letter"
+    """how the LLM actor names its choice: letter (options labelled A, B, ...; the answer's letter is scored) or text (options listed unlabelled; each option's own text is scored as the answer, so fine-tuning learns actions, not positions)"""
     critic_threshold: float = 0.5
     """the critic only reads episodes with a decision whose step reward has |r| above this"""
     critic_format: str = "choice"
@@ -178,6 +181,11 @@ class TrainConfig:
         _in_range("actor_batch", self.actor_batch, 1, 10_000)
         _in_range("actor_candidates", self.actor_candidates, 1, 26)
         _in_range("actor_rounds", self.actor_rounds, 1, 26)
+        _one_of("actor_answer", self.actor_answer, ACTOR_ANSWERS)
+        if self.llm_calibrate and self.actor_answer != "letter":
+            raise ConfigError(
+                "llm_calibrate removes a model's prior for option letters; it needs actor_answer='letter'"
+            )
         _in_range("critic_threshold", self.critic_threshold, 0.0, 10.0)
         _one_of("critic_format", self.critic_format, CRITIC_FORMATS)
         _in_range("critic_key_steps", self.critic_key_steps, 1, 26)

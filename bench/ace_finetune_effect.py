@@ -1,15 +1,16 @@
 """One LoRA round of 100 simulation-labelled actor samples from TRAIN-scenario bad cases, timed.
 
     HF_HUB_OFFLINE=1 nice .venv/bin/python bench/ace_finetune_effect.py --out ADAPTERS_DIR \
-        [--samples 100] [--candidates 12] [--max-length 1024]
+        [--samples 100] [--candidates 12] [--max-length 1024] [--answer letter|text]
 
 Each sample is what the actor would see and what a refinement teaches: the round-1 prompt of a bad
 case of a **train** scenario (do-nothing at max rho >= 0.9, the same shortlist as the actor, in its
-shuffled order: :meth:`PolicyActor.shortlist`) and, as the answer, the letter of the option that
-simulation shows best, kept only when it beats do-nothing (:meth:`PolicyActor.labelled_sample`).
+shuffled order: :meth:`PolicyActor.shortlist`) and, as the answer, the letter (with ``--answer
+text``: the text) of the option that simulation shows best, kept only when it beats do-nothing
+(:meth:`PolicyActor.labelled_sample`).
 The adapter is saved as ``ADAPTERS_DIR/adapter-NNNN``; measure its effect on held-out validation
 cases with ``bench/ace_refine.py --first-round-only --adapter ADAPTERS_DIR/adapter-NNNN``. Prints
-one JSON object (round minutes against the 15-minute budget, losses, the answer letters' spread).
+one JSON object (round minutes against the 15-minute budget, losses, the answers' spread).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=1024, help="tokens per sample (no truncation)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--answer", default="letter", choices=("letter", "text"), help="samples answer by letter or by text"
+    )
     args = parser.parse_args()
 
     from ace_core.llm.default_model import default_model_path
@@ -54,7 +58,13 @@ def main() -> None:
     space = build_action_space(env)
     features = FeatureBuilder(env)
     backend = LocalBackend(default_model_path(), threads=args.threads)
-    actor = PolicyActor(backend, space, env.action_space, features, ActorConfig(candidates=args.candidates))
+    actor = PolicyActor(
+        backend,
+        space,
+        env.action_space,
+        features,
+        ActorConfig(candidates=args.candidates, answer=args.answer),
+    )
 
     started = time.perf_counter()
     cases = bad_cases(env, space, features, 10 * args.samples, "train", args.per_scenario)
@@ -92,7 +102,7 @@ def main() -> None:
                 "cases_scanned": len(samples) + unlabelled,
                 "cases_without_a_winner": unlabelled,
                 "samples": result.samples,
-                "answer_letters": dict(sorted(collections.Counter(a for _, a in samples).items())),
+                "answers": dict(collections.Counter(a for _, a in samples).most_common(12)),
                 "prompt_tokens_mean": round(sum(lengths) / len(lengths)),
                 "prompt_tokens_max": max(lengths),
                 "truncated": result.truncated,

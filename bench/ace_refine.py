@@ -2,7 +2,8 @@
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/ace_refine.py [--env rte_case14_realistic] [--cases 40]
         [--llm local|openai|random] [--llm-model FOLDER] [--adapter ADAPTER_FOLDER] [--first-round-only]
-        [--candidates 12] [--no-calibrate] [--split validation] [--cases-out cases.jsonl]
+        [--candidates 12] [--no-calibrate] [--answer letter|text] [--split validation]
+        [--cases-out cases.jsonl]
 
 Bad cases come from the env's **validation** scenarios (never trained on): the grid runs with
 do-nothing until max rho reaches 0.9; do-nothing is then the "RL action" to beat, and the actor
@@ -103,6 +104,12 @@ def main() -> None:
         default=True,
         help="the actor chooses by calibrated scores (raw and calibrated are both reported either way)",
     )
+    parser.add_argument(
+        "--answer",
+        default="letter",
+        choices=("letter", "text"),
+        help="the LLM names its choice by letter, or by the option's text (no calibration then)",
+    )
     parser.add_argument("--first-round-only", action="store_true", help="one round per case (no retries)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random control")
     parser.add_argument("--cases-out", default="", help="write one JSON line per case here")
@@ -126,7 +133,12 @@ def main() -> None:
         space,
         env.action_space,
         features,
-        ActorConfig(rounds=rounds, candidates=args.candidates, calibrate=args.calibrate),
+        ActorConfig(
+            rounds=rounds,
+            candidates=args.candidates,
+            calibrate=args.calibrate and args.answer == "letter",
+            answer=args.answer,
+        ),
     )
     rows = []
     for i, case in enumerate(cases):
@@ -166,7 +178,8 @@ def main() -> None:
         "llm": chooser.name,
         "adapter": args.adapter,
         "candidates": args.candidates,
-        "calibrate": args.calibrate,
+        "calibrate": args.calibrate and args.answer == "letter",
+        "answer": args.answer,
         "cases": len(rows),
         "load_seconds": round(load_seconds, 2),
         "call_seconds_median": round(statistics.median(calls), 3) if calls else None,

@@ -7,7 +7,8 @@ For one past decision (its grid2op observation kept, see :mod:`ace_core.grid.sna
    topology at the substations at the ends of the most loaded lines (:func:`near_loaded_lines`,
    round-robin over the substations in order of loading), without the RL action nor topologies
    that would leave their substation unchanged; then **shuffled** (:meth:`PolicyActor.shortlist`);
-3. up to ``rounds`` times: the chooser picks a letter, the action is simulated one step ahead and
+3. up to ``rounds`` times: the chooser picks a letter (or, with ``answer="text"``, scores the
+   options' own texts as answers), the action is simulated one step ahead and
    accepted if its simulated reward is **strictly** better than the RL action's; otherwise the
    outcome is fed back, the tried option leaves the list, and the chooser tries again.
 
@@ -93,7 +94,9 @@ class ActorConfig:
     """the rest are topologies at the ends of this many most loaded lines (and reconnections)"""
     calibrate: bool = False
     """choose by log p(letter | prompt) - log p(letter | content-free prompt) (contextual calibration;
-    off by default: on held-out cases it lowered the acceptance, see docs/ace.md)"""
+    off by default: on held-out cases it lowered the acceptance, see docs/ace.md); letters only"""
+    answer: str = "letter"
+    """how the LLM names its choice: the option's letter, or the option's text (``config.ACTOR_ANSWERS``)"""
 
 
 @dataclass
@@ -207,19 +210,24 @@ class PolicyActor:
             rl.reward,
             rl.max_rho,
             _texts(self.space, options),
+            self.config.answer,
         )
+
+    def labels(self, options: list[int]) -> list[str]:
+        """What the chooser scores for ``options``: letters, or the options' texts."""
+        return prompts.answer_labels(_texts(self.space, options), self.config.answer)
 
     def labelled_sample(
         self, decision: Decision, messages: list[dict], options: list[int], rl_reward: float
     ) -> Sample | None:
-        """(round-1 prompt, letter of the shortlist's best simulated option), or None when no option
+        """(round-1 prompt, label of the shortlist's best simulated option), or None when no option
         beats the RL action: the fine-tuning label is what simulation found best, not the LLM's pick."""
         outcomes = self.simulate_options(decision.obs, options)
         rewards = [o.reward if o.valid else -np.inf for o in outcomes]
         best = int(np.argmax(rewards))
         if not rewards[best] > rl_reward:
             return None
-        return (messages, prompts.LABELS[best])
+        return (messages, self.labels(options)[best])
 
     def candidates(self, decision: Decision) -> list[int]:
         """Policy top-k, then reconnections and topologies at the ends of the most loaded lines;
@@ -277,7 +285,8 @@ class PolicyActor:
             raise ValueError(f"choice {choice!r} is not an integer")
         if not 0 <= choice < len(labels):
             raise ValueError(f"choice {choice} is outside the {len(labels)} listed options")
-        if not (self.config.calibrate and getattr(self.chooser, "scored", True)):
+        by_letter_prior = self.config.calibrate and self.config.answer == "letter"
+        if not (by_letter_prior and getattr(self.chooser, "scored", True)):
             return int(choice), list(scores), None
         baseline = self.content_free_scores(content_free, labels)
         calibrated = [
@@ -317,7 +326,7 @@ class PolicyActor:
                 if calls >= max_calls:
                     reason = "LLM call budget exhausted"
                     break
-                labels = list(prompts.LABELS[: len(remaining)])
+                labels = self.labels(remaining)
                 prompt_text = messages[-1]["content"]
                 started = time.perf_counter()
                 calls += 1
@@ -376,6 +385,7 @@ class PolicyActor:
                         outcome.max_rho,
                         rl.reward,
                         _texts(space, remaining),
+                        self.config.answer,
                     ),
                 ]
                 content_free = content_free + [

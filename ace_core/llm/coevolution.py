@@ -106,6 +106,7 @@ class CoEvolution:
                 rounds=config.actor_rounds,
                 candidates=config.actor_candidates,
                 calibrate=config.llm_calibrate,
+                answer=config.actor_answer,
             ),
             gamma=config.gamma,
             policy_top_k=lambda f, m, k: [i for i, _ in sac.policy(f, m).top_k(k)],

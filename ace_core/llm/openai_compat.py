@@ -217,9 +217,10 @@ def parse_label(text: str, labels: list[str]) -> int | None:
     accepted, even when ``I`` is a label.
     """
     candidate = text.strip().lstrip(_WRAPPERS).rstrip(_TRAILERS)
-    if candidate in labels:
-        return labels.index(candidate)
-    folded = [label.casefold() for label in labels]
+    bare = [label.rstrip(_TRAILERS) for label in labels]  # text labels end with a full stop
+    if bare.count(candidate) == 1:
+        return bare.index(candidate)
+    folded = [label.casefold() for label in bare]
     if folded.count(candidate.casefold()) == 1:
         return folded.index(candidate.casefold())
     # the label, then a separator before any more words: "B) split ..." yes, "I would ..." no (with

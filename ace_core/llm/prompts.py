@@ -5,7 +5,8 @@ of useful attention, and prompt length dominates the time of a choice on a CPU.
 
 - **Actor** (Policy Actor, f_LLM): task and domain knowledge, ``T_s(s)``, the RL action as a bad
   example with its simulated outcome, and a shortlist of candidate actions in words labelled
-  ``A``, ``B``, ...; the answer is a bare letter (scored by :meth:`LLMBackend.choose`).
+  ``A``, ``B``, ...; the answer is a bare letter (scored by :meth:`LLMBackend.choose`), or, with
+  ``answer="text"``, the options are listed unlabelled and the answer is the chosen option's text.
 - **Feedback** (retry rounds): the tried option's simulated outcome, "not better than the RL
   action", and the remaining options relabelled.
 - **Content-free** versions of both (state, actions and numbers replaced by ``N/A``): what the
@@ -27,6 +28,11 @@ LABELS = tuple(string.ascii_uppercase)
 
 ADJUSTMENTS = ("-2K", "-K", "+K", "+2K")
 
+_ANSWER_INSTRUCTION = {
+    "letter": "Answer with the letter only.",
+    "text": "Answer by copying that option's text exactly.",
+}
+
 CONTENT_FREE = "N/A"
 """What replaces the content of a prompt in its content-free version (Zhao et al. 2021)."""
 
@@ -42,59 +48,89 @@ SYSTEM_PREFIX = (
 
 
 def actor_messages(
-    state: str, rl_action: str, rl_reward: float, rl_max_rho: float, candidates: Sequence[str]
+    state: str,
+    rl_action: str,
+    rl_reward: float,
+    rl_max_rho: float,
+    candidates: Sequence[str],
+    answer: str = "letter",
 ) -> list[dict]:
-    """Round-1 prompt: pick the letter of the candidate that beats the RL agent's action."""
-    return _actor_messages(state, rl_action, f"{rl_reward:.3f}", _percent(rl_max_rho), candidates)
+    """Round-1 prompt: pick the candidate that beats the RL agent's action, by its letter or by
+    copying its text (``answer``, see :func:`answer_labels`)."""
+    return _actor_messages(state, rl_action, f"{rl_reward:.3f}", _percent(rl_max_rho), candidates, answer)
 
 
 def content_free_actor_messages(n_candidates: int) -> list[dict]:
     """Round-1 prompt with every piece of content replaced by N/A (the letter prior's probe)."""
     return _actor_messages(
-        CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, [CONTENT_FREE] * n_candidates
+        CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, [CONTENT_FREE] * n_candidates, "letter"
     )
 
 
 def _actor_messages(
-    state: str, rl_action: str, reward: str, max_load: str, candidates: Sequence[str]
+    state: str, rl_action: str, reward: str, max_load: str, candidates: Sequence[str], answer: str
 ) -> list[dict]:
     _check_candidates(candidates)
     user = (
         f"Grid state: {state}\n"
         f"The RL agent chose: {rl_action}. Simulated outcome: reward {reward}, max line load "
         f"{max_load}. This is a bad decision; find a better one.\n"
-        f"Options:\n{options_text(candidates)}\n"
-        "Which option gives a lower max line load? Answer with the letter only."
+        f"Options:\n{_listed(candidates, answer)}\n"
+        f"Which option gives a lower max line load? {_ANSWER_INSTRUCTION[answer]}"
     )
     return [{"role": "system", "content": SYSTEM_PREFIX}, {"role": "user", "content": user}]
 
 
 def feedback_message(
-    tried: str, reward: float | None, max_rho: float | None, rl_reward: float, candidates: Sequence[str]
+    tried: str,
+    reward: float | None,
+    max_rho: float | None,
+    rl_reward: float,
+    candidates: Sequence[str],
+    answer: str = "letter",
 ) -> dict:
     """The user turn after an option that simulation did not validate."""
     if reward is None:
         outcome = "the simulation failed (illegal action or blackout)"
     else:
         outcome = f"reward {reward:.3f}, max line load {_percent(max_rho)}"
-    return _feedback_message(tried, outcome, f"{rl_reward:.3f}", candidates)
+    return _feedback_message(tried, outcome, f"{rl_reward:.3f}", candidates, answer)
 
 
 def content_free_feedback(n_candidates: int) -> dict:
     """The feedback turn with its content replaced by N/A."""
-    return _feedback_message(CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, [CONTENT_FREE] * n_candidates)
+    return _feedback_message(
+        CONTENT_FREE, CONTENT_FREE, CONTENT_FREE, [CONTENT_FREE] * n_candidates, "letter"
+    )
 
 
-def _feedback_message(tried: str, outcome: str, rl_reward: str, candidates: Sequence[str]) -> dict:
+def _feedback_message(
+    tried: str, outcome: str, rl_reward: str, candidates: Sequence[str], answer: str
+) -> dict:
     _check_candidates(candidates)
     return {
         "role": "user",
         "content": (
             f"Simulated: {tried}: {outcome}. That is not better than the RL action (reward "
-            f"{rl_reward}). Choose another option:\n{options_text(candidates)}\n"
-            "Answer with the letter only."
+            f"{rl_reward}). Choose another option:\n{_listed(candidates, answer)}\n"
+            f"{_ANSWER_INSTRUCTION[answer]}"
         ),
     }
+
+
+def answer_labels(candidates: Sequence[str], answer: str) -> list[str]:
+    """What the chooser scores for each candidate: its letter (``letter``), or its own text ended by
+    a full stop (``text``: the answer names the action, so no position or letter stands for it; the
+    stop keeps "reconnect line 1" from being a prefix of "reconnect line 10")."""
+    if answer == "letter":
+        return list(LABELS[: len(candidates)])
+    return [f"{text}." for text in candidates]
+
+
+def _listed(candidates: Sequence[str], answer: str) -> str:
+    if answer == "letter":
+        return options_text(candidates)
+    return "\n".join(f"- {text}" for text in candidates)
 
 
 def options_text(candidates: Sequence[str]) -> str:

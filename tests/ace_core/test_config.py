@@ -24,6 +24,13 @@ from ace_core.errors import ConfigError
             {"teacher_prob": 0.5, "teacher_top_k": 0, "teacher_budget": 0},
             "teacher_prob > 0 needs candidates for the expert to simulate; set teacher_top_k or teacher_budget",
         ),
+        ({"critic_format": "yaml"}, "critic_format='yaml' is not accepted; choose one of: choice, json"),
+        ({"critic_key_steps": 0}, "critic_key_steps=0 is out of range; accepted: 1 to 26"),
+        ({"actor_answer": "number"}, "actor_answer='number' is not accepted; choose one of: letter, text"),
+        (
+            {"actor_answer": "text", "llm_calibrate": True},
+            "llm_calibrate removes a model's prior for option letters; it needs actor_answer='letter'",
+        ),
     ],
 )
 def test_bad_settings_name_the_field_and_what_is_accepted(changes, message):

@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 
 from ace_core.config import (
+    ACTOR_ANSWERS,
     CRITIC_FORMATS,
     HEADS,
     LLM_BACKENDS,
@@ -27,6 +28,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "llm": LLM_BACKENDS,
     "trajectory_selection": TRAJECTORY_SELECTIONS,
     "critic_format": CRITIC_FORMATS,
+    "actor_answer": ACTOR_ANSWERS,
 }
 LLM_SECTION = "LLM co-evolution (ACE)"
 # Shown as sections on the page, in this order; fields not listed fall into "Training".
@@ -49,6 +51,7 @@ SECTIONS = {
         "actor_batch",
         "actor_candidates",
         "actor_rounds",
+        "actor_answer",
         "critic_threshold",
         "critic_format",
         "critic_key_steps",

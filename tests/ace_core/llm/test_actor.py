@@ -244,3 +244,44 @@ def test_the_tiny_local_model_runs_the_whole_loop(
     assert all("(scores: A " in r.response for r in refinement.event.rounds)
     for r in refinement.event.rounds:
         assert r.accepted == (r.simulated_max_rho is not None and r.simulated_reward > rl.reward)
+
+
+def test_text_answers_name_the_action_itself(case, chat_server, sandbox, sandbox_space, sandbox_features):
+    decision, rl, options, better, worse = case
+    config = ActorConfig(answer="text")
+    actor = PolicyActor(
+        _server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features, config
+    )
+    shown = actor.shortlist(decision, "r00009", 3)
+    # a server copies the text of a worse option (without the full stop), then a better one
+    chat_server.script = [
+        ("json", 200, ChatServer.reply(sandbox_space.describe(worse[0]))),
+        ("json", 200, ChatServer.reply(f'"{sandbox_space.describe(better[0])}."')),
+    ]
+    refinement = actor.refine(decision, "r00009", step=3, max_calls=10)
+    first, second = refinement.event.rounds
+    assert (first.action_index, second.action_index) == (worse[0], better[0]) and second.accepted
+    prompt = chat_server.requests[0]["messages"][-1]["content"]
+    assert f"- {sandbox_space.describe(shown[0])}\n" in prompt and "A) " not in prompt
+    assert "copying that option's text" in prompt
+    retry = chat_server.requests[1]["messages"]
+    assert retry[-2] == {"role": "assistant", "content": sandbox_space.describe(worse[0]) + "."}
+    # the fine-tuning answer is the best option's text, whatever the order it was listed in
+    _, answer = refinement.sample
+    rewards = [o.reward if o.valid else -np.inf for o in (actor.simulate(decision.obs, i) for i in shown)]
+    assert answer == sandbox_space.describe(shown[int(np.argmax(rewards))]) + "."
+
+
+def test_the_tiny_local_model_scores_option_texts(
+    tiny_long_model_dir, case, sandbox, sandbox_space, sandbox_features
+):
+    decision, *_ = case
+    backend = LocalBackend(tiny_long_model_dir, threads=1)
+    config = ActorConfig(answer="text", rounds=1)
+    actor = PolicyActor(backend, sandbox_space, sandbox.action_space, sandbox_features, config)
+    refinement = actor.refine(decision, "r7", step=1, max_calls=1)
+    (round_,) = refinement.event.rounds
+    texts = [sandbox_space.describe(i) for i in refinement.options]
+    assert round_.action_index in refinement.options
+    assert round_.response.startswith(sandbox_space.describe(round_.action_index) + ". (scores: ")
+    assert all(f"{text}. " in round_.response for text in texts)

@@ -206,6 +206,19 @@ def test_parse_label(text, expected):
     assert parse_label(text, LABELS) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("reconnect line 1", 0),
+        ("reconnect line 10.", 1),
+        ('"Reconnect line 10"', 1),
+        ("reconnect line", None),
+    ],
+)
+def test_parse_label_reads_an_option_copied_as_text(text, expected):
+    assert parse_label(text, ["reconnect line 1.", "reconnect line 10."]) == expected
+
+
 def test_a_chatty_reply_is_not_read_as_option_i():
     labels = list("ABCDEFGHIJKL")
     assert parse_label("I would pick option C because it relieves line 4", labels) is None

@@ -50,3 +50,10 @@ def test_choice_prompts_refuse_empty_or_too_long_lists():
         prompts.actor_messages("s", "a", 0.0, 0.5, [])
     with pytest.raises(ValueError, match="at most 26"):
         prompts.actor_messages("s", "a", 0.0, 0.5, ["x"] * 27)
+
+
+def test_text_answers_end_with_a_stop_so_no_label_prefixes_another():
+    labels = prompts.answer_labels(["reconnect line 1", "reconnect line 10"], "text")
+    assert labels == ["reconnect line 1.", "reconnect line 10."]
+    assert not any(a != b and b.startswith(a) for a in labels for b in labels)
+    assert prompts.answer_labels(["x", "y"], "letter") == ["A", "B"]
