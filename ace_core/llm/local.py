@@ -7,7 +7,7 @@ be in the Hugging Face cache, or be a folder on disk.
 
 Scoring of listed choices never computes full-vocabulary logits over the prompt: one forward pass
 keeps only the last position's logits (``logits_to_keep=1``), and the few extra tokens of
-multi-token labels are scored on top of the prompt's KV cache.
+multi-token labels are scored together, in one batched pass on top of the prompt's KV cache.
 """
 
 from __future__ import annotations
@@ -189,28 +189,37 @@ class LocalBackend:
         prompt = torch.tensor([prompt_ids], device=self.device)
         output = self.model(input_ids=prompt, use_cache=True, logits_to_keep=1)
         first = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
-        cache = output.past_key_values
-        scores = []
-        for ids in label_ids:
-            score = first[ids[0]]
-            if len(ids) > 1:
-                score = score + self._tail_logprob(prompt_ids, ids, cache)
-            scores.append(float(score))
-        return scores
+        scores = [first[ids[0]] for ids in label_ids]
+        longer = [i for i, ids in enumerate(label_ids) if len(ids) > 1]
+        if longer:
+            tails = self._tail_logprobs(prompt_ids, [label_ids[i] for i in longer], output.past_key_values)
+            for i, tail in zip(longer, tails):
+                scores[i] = scores[i] + tail
+        return [float(score) for score in scores]
 
-    def _tail_logprob(self, prompt_ids: list[int], ids: list[int], cache) -> torch.Tensor:
-        """log p(ids[1:] | prompt, ids[0]), on top of the prompt's KV cache when it can be rewound."""
-        targets = torch.tensor(ids[1:], device=self.device)
-        if _rewind(cache, len(prompt_ids)):
-            output = self.model(
-                input_ids=torch.tensor([ids[:-1]], device=self.device), past_key_values=cache, use_cache=True
-            )
-            logits = output.logits[0]
-        else:  # sliding-window or static caches: recompute the prompt, still keeping few logits
-            full = torch.tensor([prompt_ids + ids[:-1]], device=self.device)
-            logits = self.model(input_ids=full, logits_to_keep=len(ids) - 1).logits[0]
+    def _tail_logprobs(self, prompt_ids: list[int], label_ids: list[list[int]], cache) -> list[torch.Tensor]:
+        """log p(ids[1:] | prompt, ids[0]) of every label, in one batched forward pass.
+
+        The labels are right-padded, so a label's padding comes after its own tokens and cannot
+        change their scores. The pass runs on top of the prompt's KV cache, repeated once per label;
+        a cache that cannot be repeated makes the pass recompute the prompt (still keeping only the
+        labels' logits).
+        """
+        width = max(len(ids) for ids in label_ids) - 1
+        inputs = torch.full((len(label_ids), width), self.pad_id(), dtype=torch.long, device=self.device)
+        for row, ids in enumerate(label_ids):
+            inputs[row, : len(ids) - 1] = torch.tensor(ids[:-1], device=self.device)
+        if _repeat(cache, len(label_ids), len(prompt_ids)):
+            logits = self.model(input_ids=inputs, past_key_values=cache, use_cache=True).logits
+        else:
+            prompt = torch.tensor([prompt_ids], device=self.device).expand(len(label_ids), -1)
+            full = torch.cat([prompt, inputs], dim=1)
+            logits = self.model(input_ids=full, logits_to_keep=width).logits
         logprobs = torch.log_softmax(logits.float(), dim=-1)
-        return logprobs[torch.arange(len(targets)), targets].sum()
+        return [
+            logprobs[row, torch.arange(len(ids) - 1), torch.tensor(ids[1:], device=self.device)].sum()
+            for row, ids in enumerate(label_ids)
+        ]
 
     def continuation_ids(self, prompt: str, prompt_ids: list[int], text: str) -> list[int]:
         """Token ids of ``text`` as it follows ``prompt`` (whose ids are ``prompt_ids``)."""
@@ -240,16 +249,16 @@ class LocalBackend:
         return 0
 
 
-def _rewind(cache, length: int) -> bool:
-    """Drop cached tokens past ``length`` (a previous label's); False when the cache cannot."""
-    if cache is None or not hasattr(cache, "crop") or not getattr(cache, "is_croppable", True):
+def _repeat(cache, times: int, length: int) -> bool:
+    """Repeat a one-row KV cache of ``length`` tokens into ``times`` rows; False when it cannot."""
+    if cache is None or not hasattr(cache, "batch_repeat_interleave"):
         return False
     try:
-        extra = cache.get_seq_length() - length
-        if extra > 0:
-            cache.crop(-extra)  # transformers 5: a negative count removes that many tokens
-        return cache.get_seq_length() == length
-    except (ValueError, RuntimeError, AttributeError):
+        if cache.get_seq_length() != length:
+            return False
+        cache.batch_repeat_interleave(times)
+        return True
+    except (ValueError, RuntimeError, AttributeError, NotImplementedError):
         return False
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from ace_core.errors import AceError, ConfigError
+from ace_core.llm import local
 from ace_core.llm.backend import LLMBackend, LLMError
 from ace_core.llm.local import LocalBackend
 
@@ -71,12 +72,20 @@ def test_choose_never_computes_logits_over_the_prompt(tiny_backend, grid_prompt)
         tiny_backend.choose(grid_prompt, ["A", "B", "C"])
         single = list(positions)
         positions.clear()
-        tiny_backend.choose(grid_prompt, ["A", "substation 12 split"])
+        tiny_backend.choose(grid_prompt, ["A", "substation 12 split", "reconnect line 7"])
     finally:
         handle.remove()
     assert single == [1]
     prompt_length = len(tiny_backend.encode(tiny_backend.render(grid_prompt)))
+    assert len(positions) == 2  # the prompt's last position, then every label's tail in one pass
     assert max(positions) < 10 < prompt_length
+
+
+def test_choose_without_a_repeatable_cache_recomputes_the_prompt(tiny_backend, grid_prompt, monkeypatch):
+    labels = ["A", "substation 12 split", "reconnect line 7"]
+    monkeypatch.setattr(local, "_repeat", lambda cache, times, length: False)
+    _, scores = tiny_backend.choose(grid_prompt, labels)
+    assert scores == pytest.approx(brute_force_scores(tiny_backend, grid_prompt, labels), abs=1e-4)
 
 
 def test_choose_rejects_bad_labels_and_messages(tiny_backend, grid_prompt):
