@@ -9,22 +9,14 @@ from ace_core.errors import AgentSpecError, CheckpointError, ConfigError
 from ace_core.evaluate import evaluate
 from ace_core.events import MemorySink
 from ace_core.train import train
+from tests.sandbox_settings import sandbox_settings
 
 
 @pytest.fixture(scope="module")
 def sandbox_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     train(
-        TrainConfig(
-            env="l2rpn_case14_sandbox",
-            steps=200,
-            learning_starts=32,
-            batch_size=32,
-            hidden=32,
-            log_every=100,
-            checkpoint_every=200,
-            rho_threshold=0.5,
-        ),
+        TrainConfig(**sandbox_settings(steps=200, hidden=32, checkpoint_every=200)),
         MemorySink(),
         out,
     )

@@ -7,15 +7,14 @@ from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.experiment import run_ablations, variant_config
 from ace_core.svg import line_chart
+from tests.sandbox_settings import sandbox_settings
 
-BASE = dict(
-    env="l2rpn_case14_sandbox",
+BASE = sandbox_settings(
     steps=60,
     learning_starts=16,
     batch_size=16,
     hidden=32,
     log_every=20,
-    rho_threshold=0.5,
     r_bar=0.5,
     actor_every=20,
     llm_budget=10,

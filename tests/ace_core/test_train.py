@@ -9,19 +9,9 @@ from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.train import train
+from tests.sandbox_settings import sandbox_settings
 
-# rho_threshold 0.5 makes the agent decide often on the easy sandbox grid, so a few hundred
-# steps exercise learning, game overs, episode ends and checkpoints
-TINY = dict(
-    env="l2rpn_case14_sandbox",
-    steps=400,
-    learning_starts=32,
-    batch_size=32,
-    hidden=64,
-    log_every=100,
-    checkpoint_every=200,
-    rho_threshold=0.5,
-)
+TINY = sandbox_settings(steps=400, checkpoint_every=200)
 
 
 def _params(path):

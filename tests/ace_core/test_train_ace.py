@@ -22,17 +22,12 @@ from ace_core.events import (
 from ace_core.llm.prompts import LABELS
 from ace_core.rl.buffer import SOURCE_LLM
 from ace_core.train import Trainer, train
+from tests.sandbox_settings import sandbox_settings
 
-# the sandbox grid with a low rho threshold: many decisions, many of them below r_bar
-ACE = dict(
-    env="l2rpn_case14_sandbox",
+# many decisions, many of them below r_bar
+ACE = sandbox_settings(
     steps=200,
-    learning_starts=32,
-    batch_size=32,
-    hidden=64,
-    log_every=100,
     checkpoint_every=150,
-    rho_threshold=0.5,
     r_bar=0.5,
     actor_every=50,
     critic_every=100,

@@ -9,20 +9,9 @@ from ace_core.checkpoint import load_checkpoint
 from ace_core.config import MAX_STEPS, TrainConfig
 from ace_core.events import MemorySink, MetricsEvent
 from ace_core.train import Trainer, train
+from tests.sandbox_settings import sandbox_settings
 
-# as in test_train: a low threshold makes the agent decide often on the easy sandbox grid
-TINY = dict(
-    env="l2rpn_case14_sandbox",
-    steps=300,
-    learning_starts=32,
-    batch_size=32,
-    hidden=64,
-    log_every=100,
-    checkpoint_every=150,
-    rho_threshold=0.5,
-    teacher_top_k=2,
-    teacher_budget=4,
-)
+TINY = sandbox_settings(steps=300, checkpoint_every=150, teacher_top_k=2, teacher_budget=4)
 
 
 class RecordingTrainer(Trainer):

@@ -22,6 +22,7 @@ from django.test import Client
 
 from ace_core.config import TrainConfig
 from ace_core.events import MemorySink, RefinementEvent
+from tests.sandbox_settings import sandbox_settings
 from webapp.accounts.roles import ROLES
 from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.review.models import Refinement
@@ -42,15 +43,10 @@ def tiny_config(**overrides: Any) -> TrainConfig:
     gate) and has no critic; :func:`local_llm` switches to the tiny local model, which adds
     critic passes and LoRA rounds.
     """
-    values = dict(
-        env="l2rpn_case14_sandbox",
+    values = sandbox_settings(
         steps=300,
-        learning_starts=32,
-        batch_size=32,
-        hidden=64,
         log_every=50,
         checkpoint_every=100,
-        rho_threshold=0.5,
         r_bar=0.5,
         llm="random",
         critic=False,
