@@ -29,6 +29,7 @@ scores, and hence both figures, are computed). Prints one JSON object.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import statistics
@@ -85,6 +86,24 @@ def winners(actor: PolicyActor, case: Decision, options: list[int]) -> tuple[flo
     """Do-nothing's simulated reward and, per option, whether it beats it (one shared simulator)."""
     rl, *outcomes = actor.simulate_options(case.obs, [case.action, *options])
     return rl.reward, [o.valid and o.reward > rl.reward for o in outcomes]
+
+
+def action_counts(space, actions: list[int], top: int = 5) -> dict[str, int]:
+    """How often each action was chosen, most frequent first, by its description."""
+    return {space.describe(a): n for a, n in collections.Counter(actions).most_common(top)}
+
+
+def best_fixed_action(space, rows: list[dict]) -> dict:
+    """The rule "pick action X whenever it is listed" that wins the most cases, and how many.
+
+    A chooser that learned one good move, not the grid state, scores about this much; its choices
+    can also be positional (see ``raw_answers``), hence both figures.
+    """
+    counts = collections.Counter(a for r in rows for a in r["winning_actions"])
+    if not counts:
+        return {"action": None, "wins": 0}
+    action, wins = counts.most_common(1)[0]
+    return {"action": space.describe(action), "wins": wins}
 
 
 def main() -> None:
@@ -156,10 +175,12 @@ def main() -> None:
             "rounds": len(refinement.event.rounds),
             "seconds": round(seconds, 2),
             "call_seconds": [round(r.seconds, 2) for r in refinement.event.rounds],
+            "winning_actions": [int(a) for a, won in zip(refinement.options, wins) if won],
         }
         if refinement.scores:
             raw, baseline = refinement.scores[0]
             row["raw_choice"] = int(np.argmax(raw))
+            row["raw_action"] = int(refinement.options[row["raw_choice"]])
             row["raw_wins"] = bool(wins[row["raw_choice"]])
             if baseline is not None:
                 row["calibrated_choice"] = int(np.argmax(np.subtract(raw, baseline)))
@@ -197,6 +218,8 @@ def main() -> None:
     if scored and getattr(chooser, "scored", True):
         figures["first_round_raw"] = sum(r["raw_wins"] for r in scored)
         figures["raw_answers"] = "".join("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[r["raw_choice"]] for r in scored)
+        figures["raw_actions"] = action_counts(space, [r["raw_action"] for r in scored])
+    figures["best_fixed_action"] = best_fixed_action(space, rows)
     if calibrated:
         figures["first_round_calibrated"] = sum(r["calibrated_wins"] for r in calibrated)
         figures["calibrated_answers"] = "".join(
