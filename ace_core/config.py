@@ -108,8 +108,8 @@ class TrainConfig:
     """candidate actions listed to the LLM actor (policy top-k, then topologies near loaded lines)"""
     actor_rounds: int = 5
     """choose-simulate-retry rounds per refinement"""
-    actor_answer: str = "letter"
-    """how the LLM actor names its choice: letter (options labelled A, B, ...; the answer's letter is scored) or text (options listed unlabelled; each option's own text is scored as the answer, so fine-tuning learns actions, not positions)"""
+    actor_answer: str = "text"
+    """how the LLM actor names its choice: text (options listed unlabelled; each option's own text is scored as the answer, so fine-tuning learns actions, not positions) or letter (options labelled A, B, ...; the answer's letter is scored)"""
     critic_threshold: float = 0.5
     """the critic only reads episodes with a decision whose step reward has |r| above this"""
     critic_format: str = "choice"

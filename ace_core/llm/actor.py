@@ -95,8 +95,9 @@ class ActorConfig:
     calibrate: bool = False
     """choose by log p(letter | prompt) - log p(letter | content-free prompt) (contextual calibration;
     off by default: on held-out cases it lowered the acceptance, see docs/ace.md); letters only"""
-    answer: str = "letter"
-    """how the LLM names its choice: the option's letter, or the option's text (``config.ACTOR_ANSWERS``)"""
+    answer: str = "text"
+    """how the LLM names its choice: the option's text, or the option's letter (``config.ACTOR_ANSWERS``;
+    text by default: fine-tuning on letters learns positions, on texts it learns actions, docs/ace.md)"""
 
 
 @dataclass

@@ -208,7 +208,12 @@ def test_an_openai_compatible_server_drives_the_actor_and_gets_samples_exported(
     monkeypatch.setenv("GRIDACE_LLM_BASE_URL", chat_server.url)
     chat_server.script = [("json", 200, ChatServer.reply("A", model="served"))] * 500
     config = TrainConfig(
-        **{**ACE, "steps": 100}, llm="openai", llm_model="served", critic=False, finetune_every=2
+        **{**ACE, "steps": 100},
+        llm="openai",
+        llm_model="served",
+        actor_answer="letter",
+        critic=False,
+        finetune_every=2,
     )
     sink = MemorySink()
     Trainer(config, tmp_path, sink).run()

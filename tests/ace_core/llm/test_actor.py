@@ -12,6 +12,9 @@ from ace_core.llm.openai_compat import OpenAICompatBackend
 from ace_core.llm.prompts import LABELS
 from tests.ace_core.conftest import ChatServer
 
+# the tests scripted with letter answers; text answers (the default) have their own tests below
+LETTERS = ActorConfig(answer="letter")
+
 
 def _decision(obs, space, features, action: int) -> Decision:
     return Decision(10, 0, obs, features(obs), space.top_mask(obs), action, step_reward=-0.5)
@@ -21,7 +24,7 @@ def _decision(obs, space, features, action: int) -> Decision:
 def case(sandbox, sandbox_space, sandbox_features):
     """An observation where doing nothing (the RL action) has both worse and strictly better candidates."""
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
     for _ in range(20):
         decision = _decision(obs, sandbox_space, sandbox_features, 0)
         rl = probe.simulate(obs, 0)
@@ -44,7 +47,7 @@ def _letter(options: list[int], index: int) -> str:
 
 def _shown(decision: Decision, refinement_id: str, step: int, sandbox, space, features) -> list[int]:
     """The options as a refinement with this id and step lists them (shuffled)."""
-    return PolicyActor(RandomChooser(0), space, sandbox.action_space, features).shortlist(
+    return PolicyActor(RandomChooser(0), space, sandbox.action_space, features, LETTERS).shortlist(
         decision, refinement_id, step
     )
 
@@ -59,7 +62,9 @@ def test_only_a_simulation_validated_improvement_is_accepted_after_feedback(
         ("json", 200, ChatServer.reply(_letter(shown, worse[0]))),
         ("json", 200, ChatServer.reply(_letter(remaining, better[0]) + ".")),
     ]
-    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(
+        _server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features, LETTERS
+    )
     refinement = actor.refine(decision, "r00001", step=10, max_calls=10)
 
     event = refinement.event
@@ -95,7 +100,7 @@ def test_retries_stop_after_the_configured_rounds_when_nothing_is_better(
     chat_server, sandbox, sandbox_space, sandbox_features
 ):
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
     options = probe.candidates(_decision(obs, sandbox_space, sandbox_features, 0)) + [0]
 
     def value(index: int) -> float:
@@ -105,7 +110,9 @@ def test_retries_stop_after_the_configured_rounds_when_nothing_is_better(
     best = max(options, key=value)
     decision = _decision(obs, sandbox_space, sandbox_features, best)
     chat_server.script = [("json", 200, ChatServer.reply("A"))] * 5
-    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(
+        _server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features, LETTERS
+    )
     refinement = actor.refine(decision, "r1", step=1, max_calls=50)
     assert not refinement.accepted and refinement.calls == 5 == len(refinement.event.rounds)
     assert len({r.action_index for r in refinement.event.rounds}) == 5  # never the same option twice
@@ -119,7 +126,9 @@ def test_garbage_answers_are_recorded_and_the_rl_action_stands(
 ):
     decision, *_ = case
     chat_server.script = [("json", 200, ChatServer.reply("Rather split substation 5"))] * 3
-    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(
+        _server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features, LETTERS
+    )
     refinement = actor.refine(decision, "r2", step=1, max_calls=50)
     assert not refinement.accepted and refinement.transition == {}
     assert len(refinement.event.rounds) == 2  # two errors in a row end the refinement
@@ -150,7 +159,11 @@ def test_a_timeout_costs_one_round_and_the_next_answer_still_counts(
         ("json", 200, ChatServer.reply(_letter(shown, better[0]))),
     ]
     actor = PolicyActor(
-        _server_backend(chat_server, timeout=0.3), sandbox_space, sandbox.action_space, sandbox_features
+        _server_backend(chat_server, timeout=0.3),
+        sandbox_space,
+        sandbox.action_space,
+        sandbox_features,
+        LETTERS,
     )
     refinement = actor.refine(decision, "r4", step=1, max_calls=50)
     timed_out, answered = refinement.event.rounds
@@ -162,7 +175,9 @@ def test_the_call_budget_caps_the_rounds(case, chat_server, sandbox, sandbox_spa
     decision, rl, options, better, worse = case
     shown = _shown(decision, "r5", 1, sandbox, sandbox_space, sandbox_features)
     chat_server.script = [("json", 200, ChatServer.reply(_letter(shown, worse[0])))]
-    actor = PolicyActor(_server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(
+        _server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features, LETTERS
+    )
     refinement = actor.refine(decision, "r5", step=1, max_calls=1)
     assert refinement.calls == 1 and not refinement.accepted
     assert refinement.event.reason == "LLM call budget exhausted"
@@ -170,7 +185,7 @@ def test_the_call_budget_caps_the_rounds(case, chat_server, sandbox, sandbox_spa
 
 def test_random_control_uses_the_same_candidates_and_gate(case, sandbox, sandbox_space, sandbox_features):
     decision, rl, options, better, worse = case
-    actor = PolicyActor(RandomChooser(3), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(RandomChooser(3), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
     outcomes = [actor.refine(decision, f"x{i}", 1, 50) for i in range(6)]
     for refinement in outcomes:
         assert all(r.action_index in options for r in refinement.event.rounds)
@@ -183,7 +198,7 @@ def test_the_shortlist_order_is_shuffled_per_refinement_and_reproducible(
     case, sandbox, sandbox_space, sandbox_features
 ):
     decision, rl, options, better, worse = case
-    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
     orders = [actor.shortlist(decision, f"r{i:05d}", 10) for i in range(20)]
     # the same actions under other letters
     assert all(sorted(order) == sorted(options) for order in orders)
@@ -200,7 +215,7 @@ def test_the_fine_tuning_label_names_the_same_action_whatever_the_order(
     case, sandbox, sandbox_space, sandbox_features
 ):
     decision, rl, options, better, worse = case
-    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
     labelled = []
     for refinement_id in ("a", "b", "c"):
         shown = actor.shortlist(decision, refinement_id, 0)
@@ -224,7 +239,7 @@ def test_policy_top_k_comes_first_and_the_rl_action_is_never_offered(
         sandbox_space,
         sandbox.action_space,
         sandbox_features,
-        ActorConfig(candidates=5, policy_top_k=2),
+        ActorConfig(candidates=5, policy_top_k=2, answer="letter"),
         policy_top_k=lambda features, mask, k: favourites[:k],
     )
     options = actor.candidates(decision)
@@ -236,7 +251,7 @@ def test_the_tiny_local_model_runs_the_whole_loop(
 ):
     decision, rl, *_ = case
     backend = LocalBackend(tiny_long_model_dir, threads=1)
-    actor = PolicyActor(backend, sandbox_space, sandbox.action_space, sandbox_features)
+    actor = PolicyActor(backend, sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
     refinement = actor.refine(decision, "r6", step=1, max_calls=50)
     assert refinement.event.rounds and all(
         r.error == "" or "illegal" in r.error or "game over" in r.error for r in refinement.event.rounds

@@ -9,7 +9,9 @@ from ace_core.llm.local import LocalBackend
 
 
 def _actor(chooser, sandbox, space, features, **config) -> PolicyActor:
-    return PolicyActor(chooser, space, sandbox.action_space, features, ActorConfig(**config))
+    return PolicyActor(
+        chooser, space, sandbox.action_space, features, ActorConfig(**{"answer": "letter", **config})
+    )
 
 
 def _bad_case(sandbox, space, features) -> Decision:
