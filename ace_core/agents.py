@@ -208,6 +208,7 @@ def sac_config(config: TrainConfig, space: ActionSpace) -> SACConfig:
         policy_lr=config.policy_lr,
         q_lr=config.q_lr,
         target_entropy_scale=config.target_entropy_scale,
+        imitation=config.imitation,
     )
 
 

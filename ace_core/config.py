@@ -90,6 +90,8 @@ class TrainConfig:
     """K of the critic's adjustments {-2K, -K, +K, +2K}"""
     beta: float = 0.25
     """fraction of each batch drawn from the LLM buffer"""
+    imitation: float = 0.0
+    """weight of a behaviour-cloning term on the LLM buffer's rows, priority * -log pi(a_llm | s), added to the policy loss (0: off, the paper's weighted policy loss alone)"""
     actor_every: int = 200
     """environment steps between LLM actor passes"""
     critic_every: int = 2_000
@@ -173,6 +175,7 @@ class TrainConfig:
         _in_range("r_bar", self.r_bar, -10.0, 10.0)
         _in_range("shaping_k", self.shaping_k, 0.0, 10.0)
         _in_range("beta", self.beta, 0.0, 1.0)
+        _in_range("imitation", self.imitation, 0.0, 100.0)
         _in_range("actor_every", self.actor_every, 1, MAX_STEPS)
         _in_range("critic_every", self.critic_every, 1, MAX_STEPS)
         _in_range("finetune_every", self.finetune_every, 0, 100_000)

@@ -5,6 +5,11 @@ The update reads like the equations: soft TD targets with the expectation over t
 ``target_entropy = scale * log(N)``, illegal actions masked out of the policy. ``batch.weights``
 multiplies the policy loss per row (1 for the agent's own decisions; the mixed buffer gives LLM
 refinements their priority), so the mixed buffer needs no special case here.
+
+That policy loss, ``w * (alpha * E_pi[log pi] - E_pi[min Q])``, never reads the row's action: an LLM
+refinement reaches the policy only through ``Q(s, a_llm)``. ``imitation`` adds, for the rows whose
+``sources`` is ``SOURCE_LLM``, a behaviour-cloning term ``imitation * w * -log pi(a_llm | s)`` (as in
+DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves plain SAC.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import torch
 from torch.nn import functional as F
 
 from ace_core.grid.action_space import ActionSpace
-from ace_core.rl.buffer import Batch
+from ace_core.rl.buffer import SOURCE_LLM, Batch
 from ace_core.rl.heads import make_heads
 
 
@@ -39,6 +44,8 @@ class SACConfig:
     """target entropy = scale * log(number of actions)"""
     max_grad_norm: float = 10.0
     """gradient norm clipping for actor and critics (keeps Q from running away early)"""
+    imitation: float = 0.0
+    """weight of the behaviour-cloning term on LLM rows, w * -log pi(a_llm | s) (0: off)"""
 
 
 class SAC:
@@ -85,6 +92,11 @@ class SAC:
         entropy = policy.entropy()
         q_detached = (_detach(qf1_values), _detach(qf2_values))
         actor_loss = (batch.weights * (-alpha * entropy - policy.expected_min(*q_detached))).mean()
+        imitation = torch.zeros(())
+        if self.config.imitation > 0:
+            llm_rows = (batch.sources == SOURCE_LLM).float()
+            imitation = (llm_rows * batch.weights * -policy.log_prob(batch.actions)).mean()
+            actor_loss = actor_loss + self.config.imitation * imitation
         self.actor_optimizer.zero_grad()
         actor_loss.backward()
         torch.nn.utils.clip_grad_norm_(self.actor.parameters(), self.config.max_grad_norm)
@@ -104,6 +116,7 @@ class SAC:
             "losses/qf1_loss": qf1_loss.item(),
             "losses/qf2_loss": qf2_loss.item(),
             "losses/actor_loss": actor_loss.item(),
+            "losses/imitation": imitation.item(),
             "losses/alpha_loss": alpha_loss.item(),
             "losses/alpha": alpha.item(),
             "losses/entropy": entropy.mean().item(),

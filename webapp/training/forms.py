@@ -42,6 +42,7 @@ SECTIONS = {
         "r_bar",
         "shaping_k",
         "beta",
+        "imitation",
         "actor_every",
         "critic_every",
         "finetune_every",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.rl.buffer import ReplayBuffer
+from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -64,3 +64,29 @@ def test_weights_scale_the_policy_loss(sandbox_space):
         sac = SAC(6, sandbox_space, SACConfig(head="flat", hidden=32))
         losses.append(sac.update(batch._replace(weights=torch.full((32,), weight)))["losses/actor_loss"])
     assert losses[1] == pytest.approx(3.0 * losses[0], rel=1e-4)
+
+
+def test_imitation_pulls_the_policy_towards_the_llm_rows_actions_only(sandbox_space):
+    # every reward is 0, so Q gives no reason to prefer any action: only the imitation term can
+    rng = np.random.default_rng(0)
+    buffer, _, mask = _bandit(sandbox_space, rng, n=64)
+    batch = buffer.sample(32, rng)
+    llm_action = sandbox_space.first_topology + 7
+    actions = batch.actions.clone()
+    actions[:8] = llm_action
+    sources = torch.full((32,), SOURCE_RL)
+    sources[:8] = SOURCE_LLM
+    batch = batch._replace(actions=actions, rewards=torch.zeros(32), sources=sources)
+    log_probs = {}
+    for imitation in (0.0, 1.0):
+        torch.manual_seed(0)
+        sac = SAC(6, sandbox_space, SACConfig(head="flat", hidden=32, policy_lr=3e-3, imitation=imitation))
+        for _ in range(50):
+            losses = sac.update(batch)
+        obs = batch.obs[0].numpy()
+        log_probs[imitation] = float(sac.policy(obs, mask).log_prob(torch.tensor([llm_action]))[0])
+        assert (losses["losses/imitation"] > 0) == (imitation > 0)
+    assert log_probs[1.0] > log_probs[0.0] + 1.0
+    # RL rows are never imitated: with no LLM row the term is zero
+    sac = SAC(6, sandbox_space, SACConfig(head="flat", hidden=32, imitation=1.0))
+    assert sac.update(batch._replace(sources=torch.full((32,), SOURCE_RL)))["losses/imitation"] == 0.0
