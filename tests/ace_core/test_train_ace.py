@@ -125,6 +125,18 @@ def test_require_approval_holds_refinements_until_the_sink_decides(tmp_path):
     )
 
 
+def test_imitation_acts_once_refinements_are_in_the_buffer(tmp_path):
+    config = TrainConfig(**{**ACE, "steps": 200, "log_every": 25}, llm="random", critic=False, imitation=1.0)
+    sink = MemorySink()
+    trainer = Trainer(config, tmp_path, sink)
+    trainer.run()
+    assert len(trainer.ace.buffer.llm) > 0
+    imitation = [
+        m.values["losses/imitation"] for m in sink.of_type(MetricsEvent) if "losses/imitation" in m.values
+    ]
+    assert imitation and imitation[-1] > 0
+
+
 def test_nothing_enters_the_buffer_while_reviewers_are_silent(tmp_path):
     config = TrainConfig(**{**ACE, "steps": 100}, llm="random", critic=False, require_approval=True)
     trainer = Trainer(config, tmp_path, ReviewSink(delay=10**6))
