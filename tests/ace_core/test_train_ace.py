@@ -126,7 +126,7 @@ def test_require_approval_holds_refinements_until_the_sink_decides(tmp_path):
 
 
 def test_imitation_acts_once_refinements_are_in_the_buffer(tmp_path):
-    config = TrainConfig(**{**ACE, "steps": 200, "log_every": 25}, llm="random", critic=False, imitation=1.0)
+    config = TrainConfig(**{**ACE, "log_every": 25}, llm="random", critic=False, imitation=1.0)
     sink = MemorySink()
     trainer = Trainer(config, tmp_path, sink)
     trainer.run()

@@ -12,7 +12,7 @@ from ace_core.llm.openai_compat import OpenAICompatBackend
 from ace_core.llm.prompts import LABELS
 from tests.ace_core.conftest import ChatServer
 
-# the tests scripted with letter answers; text answers (the default) have their own tests below
+# for the tests that script or read letter answers; text answers (the default) have their own tests
 LETTERS = ActorConfig(answer="letter")
 
 
@@ -24,7 +24,7 @@ def _decision(obs, space, features, action: int) -> Decision:
 def case(sandbox, sandbox_space, sandbox_features):
     """An observation where doing nothing (the RL action) has both worse and strictly better candidates."""
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
+    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
     for _ in range(20):
         decision = _decision(obs, sandbox_space, sandbox_features, 0)
         rl = probe.simulate(obs, 0)
@@ -47,7 +47,7 @@ def _letter(options: list[int], index: int) -> str:
 
 def _shown(decision: Decision, refinement_id: str, step: int, sandbox, space, features) -> list[int]:
     """The options as a refinement with this id and step lists them (shuffled)."""
-    return PolicyActor(RandomChooser(0), space, sandbox.action_space, features, LETTERS).shortlist(
+    return PolicyActor(RandomChooser(0), space, sandbox.action_space, features).shortlist(
         decision, refinement_id, step
     )
 
@@ -100,7 +100,7 @@ def test_retries_stop_after_the_configured_rounds_when_nothing_is_better(
     chat_server, sandbox, sandbox_space, sandbox_features
 ):
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
+    probe = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
     options = probe.candidates(_decision(obs, sandbox_space, sandbox_features, 0)) + [0]
 
     def value(index: int) -> float:
@@ -185,7 +185,7 @@ def test_the_call_budget_caps_the_rounds(case, chat_server, sandbox, sandbox_spa
 
 def test_random_control_uses_the_same_candidates_and_gate(case, sandbox, sandbox_space, sandbox_features):
     decision, rl, options, better, worse = case
-    actor = PolicyActor(RandomChooser(3), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
+    actor = PolicyActor(RandomChooser(3), sandbox_space, sandbox.action_space, sandbox_features)
     outcomes = [actor.refine(decision, f"x{i}", 1, 50) for i in range(6)]
     for refinement in outcomes:
         assert all(r.action_index in options for r in refinement.event.rounds)
@@ -198,7 +198,7 @@ def test_the_shortlist_order_is_shuffled_per_refinement_and_reproducible(
     case, sandbox, sandbox_space, sandbox_features
 ):
     decision, rl, options, better, worse = case
-    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features, LETTERS)
+    actor = PolicyActor(RandomChooser(0), sandbox_space, sandbox.action_space, sandbox_features)
     orders = [actor.shortlist(decision, f"r{i:05d}", 10) for i in range(20)]
     # the same actions under other letters
     assert all(sorted(order) == sorted(options) for order in orders)
@@ -239,7 +239,7 @@ def test_policy_top_k_comes_first_and_the_rl_action_is_never_offered(
         sandbox_space,
         sandbox.action_space,
         sandbox_features,
-        ActorConfig(candidates=5, policy_top_k=2, answer="letter"),
+        ActorConfig(candidates=5, policy_top_k=2),
         policy_top_k=lambda features, mask, k: favourites[:k],
     )
     options = actor.candidates(decision)
