@@ -21,6 +21,7 @@ LLM_BACKENDS = ("none", "local", "openai", "random")
 TRAJECTORY_SELECTIONS = ("reward", "state", "action")
 CRITIC_FORMATS = ("choice", "json")
 ACTOR_ANSWERS = ("letter", "text")
+ACTOR_SELECTIONS = ("worst", "random")
 MAX_STEPS = 100_000_000
 
 
@@ -105,7 +106,9 @@ class TrainConfig:
     require_approval: bool = False
     """refinements wait for a reviewer's approval before entering the mixed buffer"""
     actor_batch: int = 4
-    """low-reward decisions refined per actor pass at most (the worst first)"""
+    """low-reward decisions refined per actor pass at most"""
+    actor_selection: str = "worst"
+    """which of the decisions below r_bar an actor pass refines: worst (lowest step reward first, so game overs) or random (uniform, so overloads the grid survived get refined too)"""
     actor_candidates: int = 6
     """candidate actions listed to the LLM actor (policy top-k, then topologies near loaded lines)"""
     actor_rounds: int = 5
@@ -182,6 +185,7 @@ class TrainConfig:
         _one_of("trajectory_selection", self.trajectory_selection, TRAJECTORY_SELECTIONS)
         _in_range("llm_budget", self.llm_budget, 0, 1_000_000)
         _in_range("actor_batch", self.actor_batch, 1, 10_000)
+        _one_of("actor_selection", self.actor_selection, ACTOR_SELECTIONS)
         _in_range("actor_candidates", self.actor_candidates, 1, 26)
         _in_range("actor_rounds", self.actor_rounds, 1, 26)
         _one_of("actor_answer", self.actor_answer, ACTOR_ANSWERS)

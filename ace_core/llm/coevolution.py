@@ -7,9 +7,10 @@ adds, and checkpoints it so that a resumed run is identical to an uninterrupted 
   joins the actor's window, with a copy of its observation (frozen to bytes in checkpoints);
 - ``note_stored`` / ``end_episode``: each stored transition is traced in the episode's trajectory
   (its place in the replay buffer), for the critic;
-- ``after_step``: every ``actor_every`` steps the actor refines the worst decisions of the window
-  (at most ``actor_batch``), every ``critic_every`` steps the critic reshapes the most telling
-  finished trajectory; both stop when ``llm_budget`` calls are spent;
+- ``after_step``: every ``actor_every`` steps the actor refines decisions of the window (at most
+  ``actor_batch``: the worst first, or a uniform pick, by ``actor_selection``), every
+  ``critic_every`` steps the critic reshapes the most telling finished trajectory; both stop
+  when ``llm_budget`` calls are spent;
 - accepted refinements enter the mixed buffer and the fine-tuning set at once, or, with
   ``require_approval``, when the sink says ``is_approved(id) is True`` (False drops them);
 - every ``finetune_every`` approved refinements, a LoRA round on the best samples (local backend),
@@ -191,10 +192,19 @@ class CoEvolution:
     def budget_left(self) -> int:
         return max(0, self.config.llm_budget - self.counts["calls"])
 
+    def pick(self, window: list[Decision], step: int) -> list[Decision]:
+        """At most ``actor_batch`` decisions of the window, by ``actor_selection``: the worst
+        first, or uniformly at random (drawn from the seed and step: nothing to checkpoint)."""
+        batch = self.config.actor_batch
+        if self.config.actor_selection == "worst":
+            return sorted(window, key=lambda d: (d.step_reward, d.step))[:batch]
+        rng = np.random.default_rng([self.config.seed, 3, step])
+        chosen = rng.choice(len(window), size=min(batch, len(window)), replace=False)
+        return [window[i] for i in sorted(chosen)]
+
     def actor_pass(self, step: int) -> None:
         window, self.window = self.window, []
-        worst = sorted(window, key=lambda d: (d.step_reward, d.step))[: self.config.actor_batch]
-        for decision in worst:
+        for decision in self.pick(window, step):
             if self.budget_left == 0:
                 break
             refinement_id = f"r{self.counts['refinements'] + 1:05d}"

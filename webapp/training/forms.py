@@ -11,6 +11,7 @@ from django import forms
 
 from ace_core.config import (
     ACTOR_ANSWERS,
+    ACTOR_SELECTIONS,
     CRITIC_FORMATS,
     HEADS,
     LLM_BACKENDS,
@@ -29,6 +30,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "trajectory_selection": TRAJECTORY_SELECTIONS,
     "critic_format": CRITIC_FORMATS,
     "actor_answer": ACTOR_ANSWERS,
+    "actor_selection": ACTOR_SELECTIONS,
 }
 LLM_SECTION = "LLM co-evolution (ACE)"
 # Shown as sections on the page, in this order; fields not listed fall into "Training".
@@ -50,6 +52,7 @@ SECTIONS = {
         "llm_budget",
         "require_approval",
         "actor_batch",
+        "actor_selection",
         "actor_candidates",
         "actor_rounds",
         "actor_answer",
