@@ -137,6 +137,37 @@ def test_imitation_acts_once_refinements_are_in_the_buffer(tmp_path):
     assert imitation and imitation[-1] > 0
 
 
+@pytest.mark.parametrize("selection", ["worst", "random"])
+def test_an_actor_pass_refines_the_worst_or_a_uniform_pick_of_the_window(selection, tmp_path):
+    config = TrainConfig(**ACE, llm="random", critic=False, actor_batch=2, actor_selection=selection)
+    trainer = Trainer(config, tmp_path, MemorySink())
+    passes = []
+    pick = trainer.ace.pick
+
+    def watched_pick(window, step):
+        chosen = pick(window, step)
+        assert [id(d) for d in pick(window, step)] == [id(d) for d in chosen]  # reproducible
+        passes.append(([id(d) for d in window], [id(d) for d in chosen], _worst_ids(window, 2)))
+        return chosen
+
+    trainer.ace.pick = watched_pick
+    trainer.run()
+    crowded = [p for p in passes if len(p[0]) > 2]
+    assert crowded
+    for window, chosen, worst in crowded:
+        assert len(set(chosen)) == 2 and set(chosen) <= set(window)
+    if selection == "worst":
+        assert all(chosen == worst for _, chosen, worst in crowded)
+    else:
+        assert any(chosen != worst for _, chosen, worst in crowded)
+    refined = trainer.ace.counts["refinements"]
+    assert refined == sum(len(chosen) for _, chosen, _ in passes)
+
+
+def _worst_ids(window, n):
+    return [id(d) for d in sorted(window, key=lambda d: (d.step_reward, d.step))[:n]]
+
+
 def test_nothing_enters_the_buffer_while_reviewers_are_silent(tmp_path):
     config = TrainConfig(**{**ACE, "steps": 100}, llm="random", critic=False, require_approval=True)
     trainer = Trainer(config, tmp_path, ReviewSink(delay=10**6))
