@@ -18,7 +18,8 @@ random-control      actor's LLM replaced by a uniform pick among the same candid
 ==================  ==========================================================================
 
 ``DIR`` gets ``ablations.md`` and ``ablations.csv`` (mean +- std over training seeds of test
-survival and episode reward, LLM calls, refinement acceptance), ``runs.csv`` (one row per run),
+survival and episode reward, LLM calls, refinement acceptance, first-choice acceptance before and
+after LoRA rounds), ``runs.csv`` (one row per run),
 ``curves.csv`` and ``curves.svg`` (training survival per episode window against environment
 steps, mean over seeds), and each run's own directory. Runs that already hold a ``summary.json``
 are reused, so an interrupted experiment continues where it stopped.
@@ -116,6 +117,7 @@ def run_ablations(
                     "acceptance_rate": last.get("llm/accepted", 0.0) / refinements
                     if refinements
                     else float("nan"),
+                    **first_round_acceptance(run_dir),
                     "shapings": last.get("llm/shapings", 0.0),
                     "refine_seconds": _mean_metric(run_dir, "llm/refine_seconds"),
                     "call_seconds": _mean_metric(run_dir, "llm/call_seconds"),
@@ -135,6 +137,21 @@ def test_survival(report: dict) -> float:
         for e in report["episodes"]
     ]
     return statistics.mean(fractions)
+
+
+def first_round_acceptance(run_dir: Path) -> dict[str, float]:
+    """Share of refinements whose first choice simulation accepted (no feedback round needed), made
+    with the base model and with a LoRA adapter: what the rounds of fine-tuning taught the actor."""
+    path = run_dir / "events.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    first: dict[bool, list[bool]] = {False: [], True: []}
+    for event in events:
+        if event.get("event") == "refinement" and event["rounds"]:
+            first[event["adapter_version"] > 0].append(bool(event["rounds"][0]["accepted"]))
+    return {
+        f"first_round_{name}": statistics.mean(hits) if hits else float("nan")
+        for name, hits in (("base", first[False]), ("lora", first[True]))
+    }
 
 
 def _last_metrics(run_dir: Path) -> dict:
@@ -170,6 +187,8 @@ def _aggregate(runs: list[dict], variants: list[str]) -> list[dict]:
             "test_reward",
             "llm_calls",
             "acceptance_rate",
+            "first_round_base",
+            "first_round_lora",
             "shapings",
             "refine_seconds",
             "train_minutes",
@@ -238,16 +257,20 @@ def _write_outputs(
         f"on {f'the first {eval_episodes}' if eval_episodes else 'all'} test scenarios with grid seeds "
         f"{list(eval_seeds)}, "
         "mean +- std over training seeds. LLM calls: actor choices + critic calls per run; acceptance: "
-        "refinements whose LLM action simulation proved strictly better than the RL action.",
+        "refinements whose LLM action simulation proved strictly better than the RL action; first "
+        "round: refinements accepted at the first choice, before any fine-tuning (base) and with "
+        "a LoRA adapter (lora).",
         "",
-        "| variant | seeds | test survival | test episode reward | LLM calls | acceptance | shapings | s / refinement | train min |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| variant | seeds | test survival | test episode reward | LLM calls | acceptance | first round: base | first round: lora | shapings | s / refinement | train min |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in table:
         lines.append(
             f"| {e['variant']} | {e['seeds']} | {_fmt(e['test_survival_mean'], e['test_survival_std'], 3)} | "
             f"{_fmt(e['test_reward_mean'], e['test_reward_std'], 1)} | {_fmt(e['llm_calls_mean'], e['llm_calls_std'], 0)} | "
-            f"{_fmt(e['acceptance_rate_mean'], e['acceptance_rate_std'], 2)} | {_fmt(e['shapings_mean'], e['shapings_std'], 0)} | "
+            f"{_fmt(e['acceptance_rate_mean'], e['acceptance_rate_std'], 2)} | "
+            f"{_fmt(e['first_round_base_mean'], e['first_round_base_std'], 2)} | "
+            f"{_fmt(e['first_round_lora_mean'], e['first_round_lora_std'], 2)} | {_fmt(e['shapings_mean'], e['shapings_std'], 0)} | "
             f"{_fmt(e['refine_seconds_mean'], e['refine_seconds_std'], 1)} | {_fmt(e['train_minutes_mean'], e['train_minutes_std'], 1)} |"
         )
     changed = {k: v for k, v in base.to_dict().items() if v != getattr(TrainConfig(), k)}

@@ -1,11 +1,13 @@
 import csv
+import json
+import math
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
-from ace_core.experiment import run_ablations, variant_config
+from ace_core.experiment import first_round_acceptance, run_ablations, variant_config
 from ace_core.svg import line_chart
 from tests.sandbox_settings import sandbox_settings
 
@@ -49,6 +51,8 @@ def test_a_tiny_ablation_writes_tables_and_curves(tmp_path):
     with open(tmp_path / "ablations.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert rows[1]["variant"] == "random-control" and float(rows[1]["llm_calls_mean"]) > 0
+    assert 0.0 <= float(rows[1]["first_round_base_mean"]) <= 1.0
+    assert math.isnan(float(rows[1]["first_round_lora_mean"]))  # the random chooser has no adapter
     assert 0.0 <= float(rows[0]["test_survival_mean"]) <= 1.0
     markdown = (tmp_path / "ablations.md").read_text()
     assert "| random-control | 1 |" in markdown and "python -m ace_core experiment ..." in markdown
@@ -64,3 +68,21 @@ def test_line_chart_draws_every_series_and_survives_flat_data():
     root = ET.fromstring(svg)
     assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2 and "b &lt;&amp;&gt;" in svg
     ET.fromstring(line_chart({"flat": [(5, 0.5)]}, "t", "x", "y"))
+
+
+def testfirst_round_acceptance_is_split_by_adapter(tmp_path):
+    def refinement(adapter, accepted_rounds):
+        rounds = [{"accepted": a} for a in accepted_rounds]
+        return {"event": "refinement", "adapter_version": adapter, "rounds": rounds}
+
+    events = [
+        refinement(0, [True]),
+        refinement(0, [False, True]),
+        refinement(0, [False, False]),
+        {"event": "episode", "steps_survived": 3},
+        refinement(1, [True]),
+        refinement(2, [False, True]),
+    ]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    rates = first_round_acceptance(tmp_path)
+    assert rates == {"first_round_base": pytest.approx(1 / 3), "first_round_lora": pytest.approx(0.5)}

@@ -154,7 +154,7 @@ def test_an_actor_pass_refines_the_worst_or_a_uniform_pick_of_the_window(selecti
     trainer.run()
     crowded = [p for p in passes if len(p[0]) > 2]
     assert crowded
-    for window, chosen, worst in crowded:
+    for window, chosen, _ in crowded:
         assert len(set(chosen)) == 2 and set(chosen) <= set(window)
     if selection == "worst":
         assert all(chosen == worst for _, chosen, worst in crowded)
