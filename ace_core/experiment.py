@@ -22,7 +22,8 @@ survival and episode reward, LLM calls, refinement acceptance, first-choice acce
 after LoRA rounds), ``runs.csv`` (one row per run),
 ``curves.csv`` and ``curves.svg`` (training survival per episode window against environment
 steps, mean over seeds), and each run's own directory. Runs that already hold a ``summary.json``
-are reused, so an interrupted experiment continues where it stopped.
+are reused, so an interrupted experiment continues where it stopped; so are their test reports,
+unless ``--eval-seeds`` or ``--eval-episodes`` changed.
 """
 
 from __future__ import annotations
@@ -71,7 +72,6 @@ def run_ablations(
     eval_seeds: tuple[int, ...],
     command: str = "",
 ) -> dict:
-    from ace_core.evaluate import evaluate
     from ace_core.events import JsonlSink
     from ace_core.train import Trainer, write_summary
 
@@ -96,11 +96,7 @@ def run_ablations(
                 finally:
                     sink.close()
             summary = json.loads(summary_path.read_text())
-            report_path = run_dir / "test_report.json"
-            if not report_path.exists():
-                report = evaluate(base.env, f"sac:{run_dir}", "test", eval_episodes, seeds=eval_seeds)
-                report_path.write_text(json.dumps(report, indent=2))
-            report = json.loads(report_path.read_text())
+            report = _test_report(base.env, run_dir, eval_episodes, eval_seeds)
             last = _last_metrics(run_dir)
             refinements = last.get("llm/refinements", 0.0)
             runs.append(
@@ -127,6 +123,22 @@ def run_ablations(
     table = _aggregate(runs, variants)
     _write_outputs(out, base, runs, table, variants, seeds, eval_episodes, eval_seeds, command)
     return {"runs": runs, "table": table}
+
+
+def _test_report(env: str, run_dir: Path, eval_episodes: int | None, eval_seeds: tuple[int, ...]) -> dict:
+    """The run's test evaluation, reused from ``test_report.json`` when it was made with the same
+    scenarios and grid seeds (another ``--eval-seeds`` or ``--eval-episodes`` evaluates again)."""
+    from ace_core.evaluate import evaluate
+
+    path = run_dir / "test_report.json"
+    wanted = {"eval_episodes": eval_episodes, "seeds": list(eval_seeds)}
+    if path.exists():
+        report = json.loads(path.read_text())
+        if {key: report.get(key) for key in wanted} == wanted:
+            return report
+    report = evaluate(env, f"sac:{run_dir}", "test", eval_episodes, seeds=eval_seeds) | wanted
+    path.write_text(json.dumps(report, indent=2))
+    return report
 
 
 def test_survival(report: dict) -> float:

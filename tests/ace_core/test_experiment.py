@@ -61,6 +61,12 @@ def test_a_tiny_ablation_writes_tables_and_curves(tmp_path):
     # a second call reuses the finished runs instead of training again
     again = run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0,))
     assert again["runs"][0]["test_survival"] == result["runs"][0]["test_survival"]
+    # ... and evaluates them again when the grid seeds change
+    report = json.loads((tmp_path / "sac" / "seed0" / "test_report.json").read_text())
+    assert report["seeds"] == [0] and report["eval_episodes"] == 1
+    run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0, 1))
+    report = json.loads((tmp_path / "sac" / "seed0" / "test_report.json").read_text())
+    assert report["seeds"] == [0, 1] and len(report["episodes"]) == 2
 
 
 def test_line_chart_draws_every_series_and_survives_flat_data():
