@@ -1,14 +1,14 @@
 """The live console's websocket: a snapshot on connect (the drawing, the state, the timeline, the
-panels), then every step and panel message of the session (see :mod:`webapp.relay`)."""
+panels), then every step and panel message of the session (see :mod:`webapp.live.relay`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from webapp.accounts import roles
+from webapp.live.relay import RelayConsumer
+from webapp.live.session_messages import group_name
 from webapp.operations import selectors
-from webapp.operations.messages import group_name
-from webapp.relay import RelayConsumer
 
 
 class LiveSessionConsumer(RelayConsumer):

@@ -21,11 +21,11 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 
 from ace_core.live import DO_NOTHING, LiveGrid, alarms_between, grid_layout, parse_action
+from webapp.live.broadcast import BackgroundPublisher
+from webapp.live.session_messages import group_name
 from webapp.operations import selectors, services
 from webapp.operations.errors import LostOwnershipError
-from webapp.operations.messages import group_name
 from webapp.operations.models import SessionStatus
-from webapp.training.broadcast import BackgroundPublisher
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from webapp.operations import messages
+from webapp.live import session_messages
 from webapp.operations.models import (
     Alarm,
     Decision,
@@ -63,10 +63,14 @@ def panel(*, session: LiveSession) -> dict[str, Any]:
     decisions = Decision.objects.filter(session=session).select_related("decided_by")[:RECENT_DECISIONS]
     return {
         "kind": "panel",
-        "session": messages.session_dict(session),
-        "recommendations": [messages.recommendation_dict(r) for r in open_recommendations(session=session)],
-        "alarms": [messages.alarm_dict(a) for a in sorted(alarms.values(), key=lambda a: (-a.step, -a.pk))],
-        "decisions": [messages.decision_dict(d) for d in decisions],
+        "session": session_messages.session_dict(session),
+        "recommendations": [
+            session_messages.recommendation_dict(r) for r in open_recommendations(session=session)
+        ],
+        "alarms": [
+            session_messages.alarm_dict(a) for a in sorted(alarms.values(), key=lambda a: (-a.step, -a.pk))
+        ],
+        "decisions": [session_messages.decision_dict(d) for d in decisions],
     }
 
 
@@ -111,7 +115,7 @@ def steps_since(*, session_id: int, cursor: int, revision: int) -> tuple[list[di
             alarms = list(Alarm.objects.filter(session=session, step=row.step))
             applied = Decision.objects.filter(session=session, applied_step=row.step).first()
             out.append(
-                messages.step_message(
+                session_messages.step_message(
                     session=session,
                     row=row,
                     previous_state=previous,

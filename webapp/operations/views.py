@@ -20,10 +20,10 @@ from django.views import View
 from ace_core.live import export_episode, zip_folder
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
+from webapp.live.session_messages import decision_dict, recommendation_dict, session_dict
 from webapp.operations import mirror, selectors, services
 from webapp.operations.errors import DecisionConflictError, OperationsError
 from webapp.operations.forms import SessionStartForm
-from webapp.operations.messages import decision_dict, recommendation_dict, session_dict
 from webapp.operations.models import LiveSession, SessionStatus
 from webapp.training.selectors import deployment_current
 

@@ -1,14 +1,14 @@
 """The review queue's websocket: tells reviewers when refinements arrive or get decided (see
-:mod:`webapp.relay`)."""
+:mod:`webapp.live.relay`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from webapp.accounts import roles
-from webapp.relay import RelayConsumer
+from webapp.live import broadcast
+from webapp.live.relay import RelayConsumer
 from webapp.review.selectors import refinement_messages_since
-from webapp.training import broadcast
 
 
 class ReviewQueueConsumer(RelayConsumer):

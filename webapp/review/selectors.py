@@ -76,9 +76,9 @@ def shaping_list(*, run_id: int | None = None) -> QuerySet[RewardShaping]:
 
 def refinement_messages_since(*, after_id: int | None) -> tuple[list[dict], int]:
     """Live messages of refinements stored after ``after_id`` (None: just the current cursor)."""
-    from webapp.training import live
+    from webapp.live import run_messages
 
     if after_id is None:
         return [], Refinement.objects.order_by("-id").values_list("id", flat=True).first() or 0
     rows = list(Refinement.objects.filter(pk__gt=after_id).order_by("id")[:500])
-    return [live.refinement_message(row) for row in rows], (rows[-1].pk if rows else after_id)
+    return [run_messages.refinement_message(row) for row in rows], (rows[-1].pk if rows else after_id)

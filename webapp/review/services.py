@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from ace_core.events import RefinementEvent, ShapingEvent
 from webapp.audit.services import audit_record
+from webapp.live import broadcast, run_messages
 from webapp.review.errors import DecisionError
 from webapp.review.models import (
     COMMENT_MAX_LENGTH,
@@ -20,7 +21,6 @@ from webapp.review.models import (
     RefinementStatus,
     RewardShaping,
 )
-from webapp.training import broadcast, live
 from webapp.training.models import TrainingRun
 from webapp.training.services.events import finite_or_none
 
@@ -129,7 +129,7 @@ def refinement_decide(
         },
         comment=comment,
     )
-    message = live.refinement_message(locked)
+    message = run_messages.refinement_message(locked)
     broadcast.send_after_commit(broadcast.run_group(run.pk), message)
     broadcast.send_after_commit(broadcast.REVIEW_QUEUE_GROUP, message)
     return locked

@@ -1,13 +1,13 @@
 """The run page's websocket: every live message of the run so far on connect, then each new one
-as the worker's sink sends it (see :mod:`webapp.relay`)."""
+as the worker's sink sends it (see :mod:`webapp.live.relay`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from webapp.accounts import roles
-from webapp.relay import RelayConsumer
-from webapp.training import broadcast
+from webapp.live import broadcast
+from webapp.live.relay import RelayConsumer
 from webapp.training.selectors import run_live_since, run_live_snapshot
 
 

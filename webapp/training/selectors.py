@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from webapp.training import live
+from webapp.live import run_messages
 from webapp.training.models import (
     Checkpoint,
     Deployment,
@@ -105,11 +105,11 @@ def _sources() -> list[tuple[str, Any, Any]]:
     from webapp.review.models import Refinement
 
     return [
-        ("metrics", MetricPoint, live.metric_message),
-        ("episode", EpisodeRecord, live.episode_message),
-        ("checkpoint", Checkpoint, live.checkpoint_message),
-        ("finetune", FinetuneRecord, live.finetune_message),
-        ("refinement", Refinement, live.refinement_message),
+        ("metrics", MetricPoint, run_messages.metric_message),
+        ("episode", EpisodeRecord, run_messages.episode_message),
+        ("checkpoint", Checkpoint, run_messages.checkpoint_message),
+        ("finetune", FinetuneRecord, run_messages.finetune_message),
+        ("refinement", Refinement, run_messages.refinement_message),
     ]
 
 
@@ -123,7 +123,7 @@ def run_live_snapshot(*, run_id: int) -> tuple[list[dict[str, Any]], dict[str, A
     run = TrainingRun.objects.filter(pk=run_id).first()
     if run is None:
         return None
-    messages = [live.status_message(run)]
+    messages = [run_messages.status_message(run)]
     cursor: dict[str, Any] = {"status": _status_key(run)}
     for kind, model, build in _sources():
         rows = list(model.objects.filter(run_id=run_id).order_by("-id")[:SNAPSHOT_LIMIT])
@@ -141,7 +141,7 @@ def run_live_since(*, run_id: int, cursor: dict[str, Any]) -> tuple[list[dict[st
     cursor = dict(cursor)
     messages = []
     if _status_key(run) != cursor.get("status"):
-        messages.append(live.status_message(run))
+        messages.append(run_messages.status_message(run))
         cursor["status"] = _status_key(run)
     for kind, model, build in _sources():
         rows = list(

@@ -21,12 +21,12 @@ from django.utils.module_loading import import_string
 from django_tasks import TaskContext, task
 
 from ace_core.config import TrainConfig
-from webapp.training.broadcast import BackgroundPublisher
-from webapp.training.heartbeat import Heartbeat
+from webapp.live.broadcast import BackgroundPublisher
 from webapp.training.models import Evaluation
 from webapp.training.services.evaluations import evaluation_fail, evaluation_finish, evaluation_start
 from webapp.training.services.worker import run_fail, run_finish, run_release, run_start
-from webapp.training.sink import WebEventSink
+from webapp.training.worker.heartbeat import Heartbeat
+from webapp.training.worker.sink import WebEventSink
 
 logger = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from django.conf import settings
 
 from ace_core.events import MetricsEvent
 from tests.webapp.conftest import communicator, socket_headers
-from webapp.training import broadcast
-from webapp.training.heartbeat import Heartbeat
+from webapp.live import broadcast
 from webapp.training.services.events import metrics_record
 from webapp.training.services.worker import run_start
-from webapp.training.sink import WebEventSink
+from webapp.training.worker.heartbeat import Heartbeat
+from webapp.training.worker.sink import WebEventSink
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 

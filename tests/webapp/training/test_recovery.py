@@ -22,11 +22,11 @@ from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.models import AuditEntry
 from webapp.review.models import Refinement
-from webapp.training.heartbeat import Heartbeat
 from webapp.training.models import Checkpoint, MetricPoint, RunStatus, TrainingRun
 from webapp.training.services.recovery import runs_recover_stale
 from webapp.training.services.runs import run_cancel
 from webapp.training.services.worker import run_start
+from webapp.training.worker.heartbeat import Heartbeat
 
 ROOT = Path(__file__).resolve().parents[3]
 

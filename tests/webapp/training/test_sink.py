@@ -11,13 +11,13 @@ import pytest
 
 from ace_core.events import MetricsEvent
 from tests.webapp.training.test_tasks import work_off_queue
+from webapp.live.broadcast import BackgroundPublisher
 from webapp.review.services import refinement_decide
-from webapp.training.broadcast import BackgroundPublisher
-from webapp.training.heartbeat import Heartbeat
 from webapp.training.models import MetricPoint, RunStatus, TrainingRun
 from webapp.training.services.runs import run_cancel
 from webapp.training.services.worker import run_start
-from webapp.training.sink import WebEventSink
+from webapp.training.worker.heartbeat import Heartbeat
+from webapp.training.worker.sink import WebEventSink
 
 
 def _sink(run: TrainingRun, token: str = "t") -> WebEventSink:

@@ -19,7 +19,7 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.services import audit_record
-from webapp.training import broadcast, live
+from webapp.live import broadcast, run_messages
 from webapp.training.errors import WorkerLost
 from webapp.training.models import RunStatus, TrainingRun
 from webapp.training.services.runs import run_enqueue, run_requeue_fields
@@ -109,7 +109,7 @@ def runs_recover_stale(
             after={"status": run.status, "attempt": run.attempt},
             comment=reason,
         )
-        broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+        broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
         logger.warning("run %s %s: %s", run.pk, outcome, reason)
         recoveries.append(Recovery(run_id=run.pk, outcome=outcome, reason=reason))
     return recoveries

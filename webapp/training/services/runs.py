@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from ace_core.config import TrainConfig
 from webapp.audit.services import audit_record
-from webapp.training import broadcast, live
+from webapp.live import broadcast, run_messages
 from webapp.training.errors import RunStateError
 from webapp.training.models import RunStatus, TrainingRun
 
@@ -75,7 +75,7 @@ def run_cancel(*, run: TrainingRun, user: AbstractBaseUser) -> TrainingRun:
     else:
         raise RunStateError(f"run {run.pk} is {run.status}; only queued or running runs can be cancelled")
     audit_record(actor=user, action="run.cancel", target=run, before=before, after=_run_state(run))
-    broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
     return run
 
 
@@ -102,7 +102,7 @@ def run_resume(*, run: TrainingRun, user: AbstractBaseUser | None, reason: str =
         after={**_run_state(run), "from_step": checkpoint.step},
         comment=reason,
     )
-    broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
     return run
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.training import broadcast, live
+from webapp.live import broadcast, run_messages
 from webapp.training.models import EpisodeRecord, MetricPoint, RunStatus, TrainingRun
 from webapp.training.services.runs import run_enqueue, run_requeue_fields
 
@@ -49,7 +49,7 @@ def run_start(*, run_id: int, attempt: int, worker_token: str, worker_id: str = 
     run.worker_token = worker_token
     run.worker_id = worker_id[:64]
     run.save()
-    broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
     return run
 
 
@@ -81,7 +81,7 @@ def run_finish(*, run_id: int, worker_token: str) -> TrainingRun | None:
     run.finished_at = timezone.now()
     run.resume = False
     run.save(update_fields=["status", "finished_at", "resume"])
-    broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
     return run
 
 
@@ -99,7 +99,7 @@ def run_release(*, run_id: int, worker_token: str) -> TrainingRun | None:
     run.error = "the worker shut down; queued again to continue from its last checkpoint"
     run.save()
     run_enqueue(run)
-    broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
     return run
 
 
@@ -112,5 +112,5 @@ def run_fail(*, run_id: int, worker_token: str, error: str) -> TrainingRun | Non
     run.finished_at = timezone.now()
     run.error = error[:ERROR_MAX_LENGTH]
     run.save(update_fields=["status", "finished_at", "error"])
-    broadcast.send_after_commit(broadcast.run_group(run.pk), live.status_message(run))
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
     return run

@@ -23,7 +23,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from webapp.accounts.permissions import socket_user_may
-from webapp.training import broadcast
+from webapp.live import broadcast
 
 
 class RelayConsumer(AsyncWebsocketConsumer):

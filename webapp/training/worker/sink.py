@@ -17,11 +17,11 @@ from ace_core.events import (
     RefinementEvent,
     ShapingEvent,
 )
+from webapp.live import broadcast, run_messages
 from webapp.review import selectors as review_selectors
 from webapp.review import services as review_services
-from webapp.training import broadcast, live
-from webapp.training.heartbeat import Heartbeat
 from webapp.training.services import events as event_services
+from webapp.training.worker.heartbeat import Heartbeat
 
 
 class WebEventSink:
@@ -35,17 +35,25 @@ class WebEventSink:
 
     def emit(self, event: Event) -> None:
         if isinstance(event, MetricsEvent):
-            self._send(live.metric_message(event_services.metrics_record(run_id=self.run_id, event=event)))
+            self._send(
+                run_messages.metric_message(event_services.metrics_record(run_id=self.run_id, event=event))
+            )
         elif isinstance(event, EpisodeEvent):
-            self._send(live.episode_message(event_services.episode_record(run_id=self.run_id, event=event)))
+            self._send(
+                run_messages.episode_message(event_services.episode_record(run_id=self.run_id, event=event))
+            )
         elif isinstance(event, CheckpointEvent):
             self._send(
-                live.checkpoint_message(event_services.checkpoint_record(run_id=self.run_id, event=event))
+                run_messages.checkpoint_message(
+                    event_services.checkpoint_record(run_id=self.run_id, event=event)
+                )
             )
         elif isinstance(event, FinetuneEvent):
-            self._send(live.finetune_message(event_services.finetune_record(run_id=self.run_id, event=event)))
+            self._send(
+                run_messages.finetune_message(event_services.finetune_record(run_id=self.run_id, event=event))
+            )
         elif isinstance(event, RefinementEvent):
-            message = live.refinement_message(
+            message = run_messages.refinement_message(
                 review_services.refinement_record(run_id=self.run_id, event=event)
             )
             self._send(message)

@@ -27,7 +27,8 @@ from ace_core.live import (
     parse_action,
 )
 from webapp.audit.services import audit_record
-from webapp.operations import messages, selectors
+from webapp.live import session_messages
+from webapp.operations import selectors
 from webapp.operations.errors import (
     DecisionConflictError,
     LostOwnershipError,
@@ -71,11 +72,11 @@ def _changed(session: LiveSession, *fields: str) -> None:
 
 
 def _send_panel(session_id: int) -> None:
-    from webapp.training.broadcast import send_now
+    from webapp.live.broadcast import send_now
 
     session = LiveSession.objects.filter(pk=session_id).first()
     if session is not None:
-        send_now(messages.group_name(session_id), selectors.panel(session=session))
+        send_now(session_messages.group_name(session_id), selectors.panel(session=session))
 
 
 # ----- sessions -------------------------------------------------------------------------------
@@ -565,7 +566,7 @@ def step_record(
         fields.append("steps_requested")
     session.revision += 1
     session.save(update_fields=[*fields, "revision"])
-    return messages.step_message(
+    return session_messages.step_message(
         session=session,
         row=row,
         previous_state=previous_state,
