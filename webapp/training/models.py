@@ -8,6 +8,8 @@ treats a run without heartbeat for ``GRIDACE_STALE_AFTER_SECONDS`` as lost.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -21,6 +23,7 @@ class RunStatus(models.TextChoices):
 
 
 ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+ENDED_STATUSES = (RunStatus.SUCCEEDED, RunStatus.CANCELLED, RunStatus.FAILED)
 
 
 class TrainingRun(models.Model):
@@ -68,6 +71,40 @@ class TrainingRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_STATUSES
+
+    # The status changes: the fields that always change together. The caller saves (these
+    # return the fields they changed, for ``save(update_fields=...)``).
+    def mark_running(self, *, worker_token: str, worker_id: str, now: datetime) -> list[str]:
+        """An attempt claimed the run: it owns it through ``worker_token`` from now on."""
+        self.status = RunStatus.RUNNING
+        self.started_at = self.started_at or now
+        self.heartbeat_at = now
+        self.worker_token = worker_token
+        self.worker_id = worker_id[:64]
+        return ["status", "started_at", "heartbeat_at", "worker_token", "worker_id"]
+
+    def mark_ended(self, status: str, *, now: datetime, error: str | None = None) -> list[str]:
+        """The run succeeded, was cancelled or failed; ``error`` (when given) says why."""
+        if status not in ENDED_STATUSES:
+            raise ValueError(f"status {status!s} does not end a run; accepted: {', '.join(ENDED_STATUSES)}")
+        self.status = status
+        self.finished_at = now
+        fields = ["status", "finished_at"]
+        if error is not None:
+            self.error = error
+            fields.append("error")
+        return fields
+
+    def mark_requeued(self, *, reason: str = "") -> list[str]:
+        """The run goes back to the queue for its next attempt, continuing from its checkpoint."""
+        self.status = RunStatus.QUEUED
+        self.attempt += 1
+        self.resume = True
+        self.cancel_requested = False
+        self.worker_token = ""
+        self.finished_at = None
+        self.error = reason
+        return ["status", "attempt", "resume", "cancel_requested", "worker_token", "finished_at", "error"]
 
 
 class MetricPoint(models.Model):

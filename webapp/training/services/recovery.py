@@ -19,10 +19,9 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.services import audit_record
-from webapp.live import broadcast, run_messages
 from webapp.training.errors import WorkerLost
 from webapp.training.models import RunStatus, TrainingRun
-from webapp.training.services.runs import run_enqueue, run_requeue_fields
+from webapp.training.services.runs import run_enqueue, run_status_announce
 
 logger = logging.getLogger(__name__)
 
@@ -67,49 +66,49 @@ def runs_recover_stale(
         .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
         .order_by("id")
     )
-    recoveries = []
-    for run in stale:
-        last_seen = run.heartbeat_at or run.started_at
-        lost = (
-            f"worker {run.worker_id or '?'} stopped sending heartbeats "
-            f"(last at {last_seen:%Y-%m-%d %H:%M:%S} UTC, {stale_after.total_seconds():g} s allowed)"
-        )
-        before = {"status": run.status, "attempt": run.attempt, "heartbeat_at": last_seen.isoformat()}
-        checkpoint = run.checkpoints.order_by("-id").first()
-        _mark_task_lost(run.task_id, lost, now)
-        if run.cancel_requested:
-            outcome, reason = "cancelled", f"{lost} while stopping; run cancelled"
-            run.status = RunStatus.CANCELLED
-            run.finished_at = now
-            run.error = reason
-            run.save()
-        elif checkpoint is not None and run.auto_resumes < max_auto_resumes:
-            outcome = "resumed"
-            run_requeue_fields(run)
-            run.auto_resumes += 1
-            reason = f"{lost}; resuming from the checkpoint at step {checkpoint.step} (attempt {run.attempt})"
-            run.error = reason
-            run.save()
-            run_enqueue(run)
+    return [
+        _recover(run, now=now, stale_after=stale_after, max_auto_resumes=max_auto_resumes) for run in stale
+    ]
+
+
+def _recover(run: TrainingRun, *, now: datetime, stale_after: timedelta, max_auto_resumes: int) -> Recovery:
+    """Cancel the run if a cancel was asked, resume it from its last checkpoint if it has one and
+    may resume again, fail it otherwise; audited, and told to its pages."""
+    last_seen = run.heartbeat_at or run.started_at
+    lost = (
+        f"worker {run.worker_id or '?'} stopped sending heartbeats "
+        f"(last at {last_seen:%Y-%m-%d %H:%M:%S} UTC, {stale_after.total_seconds():g} s allowed)"
+    )
+    before = {"status": run.status, "attempt": run.attempt, "heartbeat_at": last_seen.isoformat()}
+    checkpoint = run.checkpoints.order_by("-id").first()
+    _mark_task_lost(run.task_id, lost, now)
+    if run.cancel_requested:
+        outcome, reason = "cancelled", f"{lost} while stopping; run cancelled"
+        run.mark_ended(RunStatus.CANCELLED, now=now, error=reason)
+        run.save()
+    elif checkpoint is not None and run.auto_resumes < max_auto_resumes:
+        outcome = "resumed"
+        reason = f"{lost}; resuming from the checkpoint at step {checkpoint.step} (attempt {run.attempt + 1})"
+        run.mark_requeued(reason=reason)
+        run.auto_resumes += 1
+        run.save()
+        run_enqueue(run)
+    else:
+        outcome = "failed"
+        if checkpoint is None:
+            reason = f"{lost}; no checkpoint had been written, so it cannot resume"
         else:
-            outcome = "failed"
-            if checkpoint is None:
-                reason = f"{lost}; no checkpoint had been written, so it cannot resume"
-            else:
-                reason = f"{lost}; not resumed automatically again (already resumed {run.auto_resumes} times)"
-            run.status = RunStatus.FAILED
-            run.finished_at = now
-            run.error = reason
-            run.save()
-        audit_record(
-            actor=None,
-            action=f"run.recover.{outcome}",
-            target=run,
-            before=before,
-            after={"status": run.status, "attempt": run.attempt},
-            comment=reason,
-        )
-        broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
-        logger.warning("run %s %s: %s", run.pk, outcome, reason)
-        recoveries.append(Recovery(run_id=run.pk, outcome=outcome, reason=reason))
-    return recoveries
+            reason = f"{lost}; not resumed automatically again (already resumed {run.auto_resumes} times)"
+        run.mark_ended(RunStatus.FAILED, now=now, error=reason)
+        run.save()
+    audit_record(
+        actor=None,
+        action=f"run.recover.{outcome}",
+        target=run,
+        before=before,
+        after={"status": run.status, "attempt": run.attempt},
+        comment=reason,
+    )
+    run_status_announce(run)
+    logger.warning("run %s %s: %s", run.pk, outcome, reason)
+    return Recovery(run_id=run.pk, outcome=outcome, reason=reason)

@@ -22,6 +22,11 @@ def _run_state(run: TrainingRun) -> dict:
     return {"status": run.status, "attempt": run.attempt, "cancel_requested": run.cancel_requested}
 
 
+def run_status_announce(run: TrainingRun) -> None:
+    """Tell the run's pages its new status once the transaction commits."""
+    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+
+
 def run_enqueue(run: TrainingRun) -> TrainingRun:
     """Put the run's current attempt on the ``training`` queue (inside the caller's transaction:
     with the database task backend the task row commits together with the run)."""
@@ -64,9 +69,7 @@ def run_cancel(*, run: TrainingRun, user: AbstractBaseUser) -> TrainingRun:
     run = TrainingRun.objects.select_for_update().get(pk=run.pk)
     before = _run_state(run)
     if run.status == RunStatus.QUEUED:
-        run.status = RunStatus.CANCELLED
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "finished_at"])
+        run.save(update_fields=run.mark_ended(RunStatus.CANCELLED, now=timezone.now()))
     elif run.status == RunStatus.RUNNING:
         if run.cancel_requested:
             raise RunStateError(f"run {run.pk} is already stopping; wait for it to checkpoint and stop")
@@ -75,7 +78,7 @@ def run_cancel(*, run: TrainingRun, user: AbstractBaseUser) -> TrainingRun:
     else:
         raise RunStateError(f"run {run.pk} is {run.status}; only queued or running runs can be cancelled")
     audit_record(actor=user, action="run.cancel", target=run, before=before, after=_run_state(run))
-    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+    run_status_announce(run)
     return run
 
 
@@ -91,7 +94,7 @@ def run_resume(*, run: TrainingRun, user: AbstractBaseUser | None, reason: str =
             f"run {run.pk} wrote no checkpoint before it stopped, so it cannot resume; launch a new run"
         )
     before = _run_state(run)
-    run_requeue_fields(run)
+    run.mark_requeued()
     run.save()
     run_enqueue(run)
     audit_record(
@@ -102,16 +105,5 @@ def run_resume(*, run: TrainingRun, user: AbstractBaseUser | None, reason: str =
         after={**_run_state(run), "from_step": checkpoint.step},
         comment=reason,
     )
-    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+    run_status_announce(run)
     return run
-
-
-def run_requeue_fields(run: TrainingRun) -> None:
-    """Set the fields of a run going back to the queue for its next attempt (caller saves)."""
-    run.status = RunStatus.QUEUED
-    run.attempt += 1
-    run.resume = True
-    run.cancel_requested = False
-    run.worker_token = ""
-    run.finished_at = None
-    run.error = ""

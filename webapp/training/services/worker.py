@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.live import broadcast, run_messages
 from webapp.training.models import EpisodeRecord, MetricPoint, RunStatus, TrainingRun
-from webapp.training.services.runs import run_enqueue, run_requeue_fields
+from webapp.training.services.runs import run_enqueue, run_status_announce
 
 ERROR_MAX_LENGTH = 4000
 
@@ -43,13 +42,9 @@ def run_start(*, run_id: int, attempt: int, worker_token: str, worker_id: str = 
         MetricPoint.objects.filter(run=run, step__gt=resume_step).delete()
         EpisodeRecord.objects.filter(run=run, step__gt=resume_step).delete()
         run.progress_step = resume_step
-    run.status = RunStatus.RUNNING
-    run.started_at = run.started_at or now
-    run.heartbeat_at = now
-    run.worker_token = worker_token
-    run.worker_id = worker_id[:64]
+    run.mark_running(worker_token=worker_token, worker_id=worker_id, now=now)
     run.save()
-    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+    run_status_announce(run)
     return run
 
 
@@ -77,11 +72,11 @@ def run_finish(*, run_id: int, worker_token: str) -> TrainingRun | None:
     run = _owned_running(run_id, worker_token)
     if run is None:
         return None
-    run.status = RunStatus.CANCELLED if run.cancel_requested else RunStatus.SUCCEEDED
-    run.finished_at = timezone.now()
+    status = RunStatus.CANCELLED if run.cancel_requested else RunStatus.SUCCEEDED
+    fields = run.mark_ended(status, now=timezone.now())
     run.resume = False
-    run.save(update_fields=["status", "finished_at", "resume"])
-    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+    run.save(update_fields=[*fields, "resume"])
+    run_status_announce(run)
     return run
 
 
@@ -94,12 +89,11 @@ def run_release(*, run_id: int, worker_token: str) -> TrainingRun | None:
         return None
     if run.cancel_requested:
         return run_finish(run_id=run_id, worker_token=worker_token)
-    run_requeue_fields(run)
+    run.mark_requeued(reason="the worker shut down; queued again to continue from its last checkpoint")
     run.resume = run.checkpoints.exists()
-    run.error = "the worker shut down; queued again to continue from its last checkpoint"
     run.save()
     run_enqueue(run)
-    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+    run_status_announce(run)
     return run
 
 
@@ -108,9 +102,8 @@ def run_fail(*, run_id: int, worker_token: str, error: str) -> TrainingRun | Non
     run = _owned_running(run_id, worker_token)
     if run is None:
         return None
-    run.status = RunStatus.FAILED
-    run.finished_at = timezone.now()
-    run.error = error[:ERROR_MAX_LENGTH]
-    run.save(update_fields=["status", "finished_at", "error"])
-    broadcast.send_after_commit(broadcast.run_group(run.pk), run_messages.status_message(run))
+    run.save(
+        update_fields=run.mark_ended(RunStatus.FAILED, now=timezone.now(), error=error[:ERROR_MAX_LENGTH])
+    )
+    run_status_announce(run)
     return run

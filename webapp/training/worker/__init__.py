@@ -1,5 +1,11 @@
-"""The training worker's runtime: what runs inside ``db_worker`` while a run trains.
+"""The training worker's runtime: what runs inside ``db_worker`` for the ``training`` queue's
+tasks (:mod:`webapp.training.tasks` are only their entry points).
 
-``heartbeat``  the thread that keeps the run's claim fresh and carries cancel requests back
-``sink``       the event sink the trainer reports to (rows, then live messages)
+``attempt``     one attempt of a run: claim it, train with the sink, record how it ended
+``evaluation``  a finished run's policy and the baselines on the same episodes
+``heartbeat``   the thread that keeps the run's claim fresh and carries cancel requests back
+``sink``        the event sink the trainer reports to (rows, then live messages)
+
+The rows these write go through :mod:`webapp.training.services` (``worker``, ``events``,
+``evaluations``); live messages through :mod:`webapp.live.broadcast`'s background publisher.
 """

@@ -1,0 +1,106 @@
+"""One attempt of a training run, as the ``train_run`` task runs it inside ``db_worker``.
+
+It claims the run, starts the heartbeat, calls the trainer (``settings.GRIDACE_TRAINER``, normally
+:func:`ace_core.train.train`) with the web event sink, and records how the attempt ended:
+finished, failed, or handed back to the queue when the worker itself is stopping.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from ace_core.config import TrainConfig
+from webapp.live.broadcast import BackgroundPublisher
+from webapp.training.models import TrainingRun
+from webapp.training.services.worker import run_fail, run_finish, run_release, run_start
+from webapp.training.worker.heartbeat import Heartbeat
+from webapp.training.worker.sink import WebEventSink
+
+logger = logging.getLogger(__name__)
+
+
+def error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+@contextmanager
+def stop_on_shutdown_signal(flag: threading.Event) -> Iterator[None]:
+    """While training, SIGTERM/SIGINT also ask the trainer to checkpoint and stop, so a worker
+    being stopped (``docker compose stop``, scaling down) hands its run to another worker
+    instead of holding it until killed. db_worker's own handler still runs after ours."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def handler(signum: int, frame: Any) -> None:
+        flag.set()
+        chained = previous.get(signum)
+        if callable(chained):
+            chained(signum, frame)
+
+    for sig in previous:
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, chained in previous.items():
+            signal.signal(sig, chained)
+
+
+def train_attempt(*, run_id: int, attempt: int, worker_id: str) -> dict[str, Any]:
+    """Run attempt ``attempt`` of run ``run_id`` to its end; returns the task's result."""
+    token = uuid.uuid4().hex
+    run = run_start(run_id=run_id, attempt=attempt, worker_token=token, worker_id=worker_id)
+    if run is None:
+        return {"run": run_id, "attempt": attempt, "skipped": "run is no longer queued for this attempt"}
+    heartbeat = Heartbeat(
+        run_id=run_id, worker_token=token, interval=settings.GRIDACE_HEARTBEAT_SECONDS
+    ).start()
+    publisher = BackgroundPublisher.shared()
+    sink = WebEventSink(run_id=run_id, heartbeat=heartbeat, publisher=publisher)
+    try:
+        _train(run, sink, heartbeat)
+    except BaseException as error:
+        heartbeat.stop()
+        publisher.flush()
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            # Forced stop of the worker: the run is not at fault; another worker picks it up.
+            run_release(run_id=run_id, worker_token=token)
+        else:
+            run_fail(run_id=run_id, worker_token=token, error=error_text(error))
+            logger.exception("run %s attempt %s failed", run_id, attempt)
+        raise
+    heartbeat.stop()
+    publisher.flush()
+    if heartbeat.shutdown_requested.is_set():
+        finished = run_release(run_id=run_id, worker_token=token)
+    else:
+        finished = run_finish(run_id=run_id, worker_token=token)
+    status = finished.status if finished else "lost ownership"
+    return {"run": run_id, "attempt": attempt, "status": status}
+
+
+def _train(run: TrainingRun, sink: WebEventSink, heartbeat: Heartbeat) -> None:
+    # imports torch: only in the worker, never in the web process that enqueues the task
+    from ace_core.checkpoint import CHECKPOINT_NAME
+
+    trainer = import_string(settings.GRIDACE_TRAINER)
+    config = TrainConfig.from_dict(run.config)
+    out_dir = Path(run.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # A checkpoint written just before a crash may not have reached the database: the file,
+    # when present, is the latest state either way.
+    resume = run.resume or (out_dir / CHECKPOINT_NAME).is_file()
+    with stop_on_shutdown_signal(heartbeat.shutdown_requested):
+        trainer(config, sink, out_dir, resume=resume)

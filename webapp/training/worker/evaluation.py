@@ -1,0 +1,43 @@
+"""Evaluating a finished run, as the ``evaluate_run`` task runs it inside ``db_worker``.
+
+The evaluator (``settings.GRIDACE_EVALUATOR``, normally :func:`ace_core.evaluate.evaluate`) runs
+once for the run's policy and once per baseline in ``settings.GRIDACE_BASELINES``, on the same
+episodes; each result is stored under the agent's name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from webapp.training.models import Evaluation
+from webapp.training.services.evaluations import evaluation_fail, evaluation_finish, evaluation_start
+from webapp.training.worker.attempt import error_text
+
+
+def agent_spec_for(evaluation: Evaluation) -> str:
+    """How :func:`ace_core.agents.load_agent` names the run's policy: ``sac:<checkpoint file>``."""
+    return f"sac:{evaluation.checkpoint.path}"
+
+
+def evaluate_attempt(*, evaluation_id: int) -> dict[str, Any]:
+    """Run a queued evaluation to its end; returns the task's result."""
+    evaluation = evaluation_start(evaluation_id=evaluation_id)
+    if evaluation is None:
+        return {"evaluation": evaluation_id, "skipped": "evaluation is no longer queued"}
+    run = evaluation.run
+    out_root = Path(run.out_dir) / "evaluations" / str(evaluation.pk)
+    agents = {"ace": agent_spec_for(evaluation), **{name: name for name in settings.GRIDACE_BASELINES}}
+    try:
+        evaluate = import_string(settings.GRIDACE_EVALUATOR)
+        results = {}
+        for name, spec in agents.items():
+            results[name] = evaluate(run.env, spec, evaluation.split, evaluation.nb_episode, out_root / name)
+    except BaseException as error:
+        evaluation_fail(evaluation_id=evaluation_id, error=error_text(error))
+        raise
+    evaluation_finish(evaluation_id=evaluation_id, results=results)
+    return {"evaluation": evaluation_id, "agents": list(results)}
