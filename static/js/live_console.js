@@ -304,7 +304,6 @@
     }
   }
 
-  document.addEventListener("DOMContentLoaded", function () {});
   $("wi-kind").addEventListener("change", showKind);
   $("wi-sub").addEventListener("change", function () { fillElements(); });
   $("wi-simulate").addEventListener("click", simulate);

@@ -11,6 +11,8 @@ it takes the pending decision to apply it, and opens the next one when it record
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -24,6 +26,7 @@ class SessionStatus(models.TextChoices):
 
 
 LIVE_STATUSES = (SessionStatus.RUNNING, SessionStatus.PAUSED)
+ENDED_STATUSES = (SessionStatus.FINISHED, SessionStatus.STOPPED, SessionStatus.FAILED)
 
 
 class LiveSession(models.Model):
@@ -72,6 +75,17 @@ class LiveSession(models.Model):
     @property
     def is_live(self) -> bool:
         return self.status in LIVE_STATUSES
+
+    def mark_ended(self, status: str, *, reason: str, now: datetime) -> list[str]:
+        """The session finished, was stopped or failed, for ``reason``: decisions close with it.
+        Returns the fields changed, for ``save(update_fields=...)`` (the caller saves)."""
+        if status not in ENDED_STATUSES:
+            raise ValueError(f"status {status!s} does not end a session; accepted: {', '.join(ENDED_STATUSES)}")
+        self.status = status
+        self.end_reason = reason
+        self.finished_at = now
+        self.decisions_open = False
+        return ["status", "end_reason", "finished_at", "decisions_open"]
 
 
 class SessionStep(models.Model):

@@ -136,7 +136,3 @@ def replay_frames(*, session: LiveSession) -> list[dict[str, Any]]:
     page's time slider."""
     rows = SessionStep.objects.filter(session=session).order_by("step").values_list("state", "applied_action")
     return [{**state, "applied": applied} for state, applied in rows]
-
-
-def decision_count(*, session: LiveSession) -> int:
-    return Decision.objects.filter(session=session).count()

@@ -1,28 +1,29 @@
 """Writing live sessions (services). Views, tasks and the feed worker call these; every public
 name is importable from here, whichever module holds it.
 
-``sessions``  starting and controlling sessions, operators' decisions, alarms, explanations, and
-              what the feed worker records at each step
+``sessions``      start a session, control it (pause, resume, step, speed, stop)
+``decisions``     operators' decisions on the current step, alarm acknowledgements
+``explanations``  LLM explanations of recommendations, asked and recorded
+``worker``        what the feed worker writes: claims, heartbeats, each recorded step
+``common``        what every write shares: the locked session row, change notices to consoles
 """
 
+from webapp.operations.services.common import COMMENT_MAX_LENGTH
+from webapp.operations.services.decisions import action_apply, alarm_acknowledge, recommendation_decide
+from webapp.operations.services.explanations import explanation_record, explanation_request
 from webapp.operations.services.sessions import (
-    COMMENT_MAX_LENGTH,
     CONTROL_COMMANDS,
     K_RANGE,
     SPEED_RANGE,
-    action_apply,
-    action_check,
-    alarm_acknowledge,
-    decisions_close,
-    explanation_record,
-    explanation_request,
-    recommendation_decide,
     session_control,
+    session_start,
+)
+from webapp.operations.services.worker import (
+    decisions_close,
     session_fail,
     session_heartbeat,
     session_release,
     session_resumed,
-    session_start,
     sessions_claim,
     step_record,
 )
@@ -33,7 +34,6 @@ __all__ = [
     "K_RANGE",
     "SPEED_RANGE",
     "action_apply",
-    "action_check",
     "alarm_acknowledge",
     "decisions_close",
     "explanation_record",
