@@ -34,6 +34,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(PYTHON) -m ruff check ace_core webapp manage.py tests bench
 	$(PYTHON) -m ruff format --check ace_core webapp manage.py tests bench
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PYTHON) -m ace_core bench
