@@ -80,7 +80,9 @@ class LiveSession(models.Model):
         """The session finished, was stopped or failed, for ``reason``: decisions close with it.
         Returns the fields changed, for ``save(update_fields=...)`` (the caller saves)."""
         if status not in ENDED_STATUSES:
-            raise ValueError(f"status {status!s} does not end a session; accepted: {', '.join(ENDED_STATUSES)}")
+            raise ValueError(
+                f"status {status!s} does not end a session; accepted: {', '.join(ENDED_STATUSES)}"
+            )
         self.status = status
         self.end_reason = reason
         self.finished_at = now
