@@ -1,0 +1,70 @@
+"""The ``/api/v1/`` application: routers, docs, errors, rate limits and the audit of writes.
+
+Served at ``/api/v1/``: the OpenAPI 3 schema at ``openapi.json`` and the browsable docs at
+``docs`` (Swagger UI from django-ninja's own static files, no CDN and no inline script), both
+readable without a token; every operation needs ``Authorization: Bearer <token>``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.openapi.docs import Swagger
+
+from webapp.api.endpoints import audit, me, operations, review, training
+from webapp.api.errors import install_handlers
+from webapp.api.models import ApiToken
+from webapp.api.services import token_use_record
+from webapp.api.throttling import TokenRateThrottle
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def audit_writes(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Around every operation: a state-changing request made with a token is audited with the
+    token, the path and the answer's status (refused ones included)."""
+
+    @functools.wraps(run)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = run(request, *args, **kwargs)
+        token = getattr(request, "auth", None)
+        if request.method not in SAFE_METHODS and isinstance(token, ApiToken):
+            token_use_record(
+                token=token, method=request.method, path=request.path, status=response.status_code
+            )
+        return response
+
+    return wrapper
+
+
+class GridAceApi(NinjaAPI):
+    def get_openapi_operation_id(self, operation: Any) -> str:
+        # short, stable ids for generated clients: the endpoint function's name
+        return operation.view_func.__name__
+
+
+api = GridAceApi(
+    title="GridACE API",
+    version="1",
+    description=(
+        "Decision support for power-grid control: live sessions and their recommendations, "
+        "training runs, the review of LLM refinements, the audit log.\n\n"
+        "Authenticate with a personal API token (create one on the **API tokens** page): "
+        "`Authorization: Bearer gat_...`. Each operation needs the permission named in its "
+        "`x-gridace-permission`, the same the pages need. Every refusal is "
+        '`{"error": ..., "field": ..., "accepted": ...}`.'
+    ),
+    urls_namespace="api_v1",
+    openapi_url="/openapi.json",
+    docs_url="/docs",
+    docs=Swagger(settings={"persistAuthorization": False}),
+    throttle=[TokenRateThrottle()],
+)
+install_handlers(api)
+api.add_decorator(audit_writes, mode="view")
+for module in (operations, training, review, audit, me):
+    api.add_router("/", module.router)
