@@ -18,6 +18,7 @@ from ninja.security import HttpBearer
 
 from webapp.accounts.permissions import user_may
 from webapp.accounts.roles import ROLE_PERMISSIONS
+from webapp.accounts.selectors import user_roles
 from webapp.api.errors import ApiError, TokenError
 from webapp.api.models import ApiToken
 from webapp.api.selectors import TOKEN_SHAPE, token_resolve
@@ -65,6 +66,12 @@ class TokenAuth(HttpBearer):
         except TokenError as error:
             raise ApiError(401, str(error)) from None
         request.user = api_token.user
+        if self.permission is None and not user_roles(api_token.user):
+            raise ApiError(
+                403,
+                f"{api_token.user.get_username()} holds no role",
+                accepted="a token of a user with the role " + " or ".join(ROLE_PERMISSIONS),
+            )
         if self.permission is not None and not user_may(api_token.user, self.permission):
             raise ApiError(
                 403,

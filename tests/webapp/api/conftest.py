@@ -48,3 +48,7 @@ def assert_error_shape(response: Any, status: int) -> dict[str, Any]:
     assert set(body) == {"error", "field", "accepted"}, body
     assert isinstance(body["error"], str) and body["error"]
     return body
+
+
+# the live console's fixtures (a deployed policy, sessions fed by a real feed worker)
+from tests.webapp.operations.conftest import deployment, make_session, policy_file  # noqa: E402, F401
