@@ -8,12 +8,14 @@ readable without a token; every operation needs ``Authorization: Bearer <token>`
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.openapi.docs import Swagger
+from ninja.parser import Parser
 
 from webapp.api.endpoints import audit, me, operations, review, training
 from webapp.api.errors import install_handlers
@@ -41,6 +43,16 @@ def audit_writes(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     return wrapper
 
 
+class JsonObjectParser(Parser):
+    """Bodies are JSON objects: anything else (a list, a number) is refused, not read as empty."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        data = json.loads(request.body)
+        if not isinstance(data, dict):
+            raise ValueError(f"the body is a JSON {type(data).__name__}, not an object")
+        return data
+
+
 class GridAceApi(NinjaAPI):
     def get_openapi_operation_id(self, operation: Any) -> str:
         # short, stable ids for generated clients: the endpoint function's name
@@ -63,6 +75,7 @@ api = GridAceApi(
     docs_url="/docs",
     docs=Swagger(settings={"persistAuthorization": False}),
     throttle=[TokenRateThrottle()],
+    parser=JsonObjectParser(),
 )
 install_handlers(api)
 api.add_decorator(audit_writes, mode="view")

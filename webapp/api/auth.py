@@ -65,7 +65,8 @@ class TokenAuth(HttpBearer):
             api_token = token_resolve(token)
         except TokenError as error:
             raise ApiError(401, str(error)) from None
-        request.user = api_token.user
+        # known from here on, also when refused below: refused writes are audited with the token
+        request.user, request.auth = api_token.user, api_token
         if self.permission is None and not user_roles(api_token.user):
             raise ApiError(
                 403,

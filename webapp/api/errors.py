@@ -117,7 +117,7 @@ def install_handlers(api: NinjaAPI) -> None:
     def _http_error(request, exc: HttpError):
         if exc.status_code == 400 and "parse" in str(exc).lower():  # ninja's JSON parser refused the body
             return respond(
-                request, error_body("the request body is not valid JSON", accepted="a JSON object"), 400
+                request, error_body("the request body is not a JSON object", accepted="a JSON object"), 400
             )
         return respond(request, error_body(str(exc)), exc.status_code)
 
