@@ -12,13 +12,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import re_path
 from ninja import NinjaAPI
 from ninja.openapi.docs import Swagger
 from ninja.parser import Parser
 
 from webapp.api.endpoints import audit, me, operations, review, training
-from webapp.api.errors import install_handlers
+from webapp.api.errors import error_body, install_handlers
 from webapp.api.models import ApiToken
 from webapp.api.services import token_use_record
 from webapp.api.throttling import TokenRateThrottle
@@ -81,3 +82,15 @@ install_handlers(api)
 api.add_decorator(audit_writes, mode="view")
 for module in (operations, training, review, audit, me):
     api.add_router("/", module.router)
+
+
+def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Any other path under /api/v1/: a 404 in the API's error shape, not the site's HTML page."""
+    body = error_body(f"no API operation at {request.path}", accepted="the paths of /api/v1/openapi.json")
+    return JsonResponse(body, status=404)
+
+
+def urls() -> tuple[list, str, str]:
+    """The API's URL patterns with the JSON 404 after them, for ``webapp.urls``."""
+    patterns, app_name, namespace = api.urls
+    return [*patterns, re_path(r"^(?P<rest>.*)$", not_found, name="not_found")], app_name, namespace

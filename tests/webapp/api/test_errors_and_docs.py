@@ -89,3 +89,8 @@ def test_the_docs_page_loads_local_assets_without_inline_script():
     assert inline == []
     for src in sources:
         assert Client().get(src).status_code == 200, src
+
+
+def test_unknown_api_paths_answer_404_in_the_error_shape():
+    body = assert_error_shape(Client().get("/api/v1/nowhere/at/all"), 404)
+    assert body["error"] == "no API operation at /api/v1/nowhere/at/all"
