@@ -1,4 +1,5 @@
-"""The ``/api/v1/`` application: routers, docs, errors, rate limits and the audit of writes.
+"""The ``/api/v1/`` application: routers, docs, errors, the audit of writes (rate limits are
+checked by the auth, see :mod:`webapp.api.auth`).
 
 Served at ``/api/v1/``: the OpenAPI 3 schema at ``openapi.json`` and the browsable docs at
 ``docs`` (Swagger UI from django-ninja's own static files, no CDN and no inline script), both
@@ -22,20 +23,21 @@ from webapp.api.endpoints import audit, me, operations, review, training
 from webapp.api.errors import error_body, install_handlers
 from webapp.api.models import ApiToken
 from webapp.api.services import token_use_record
-from webapp.api.throttling import TokenRateThrottle
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 def audit_writes(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Around every operation: a state-changing request made with a token is audited with the
-    token, the path and the answer's status (refused ones included)."""
+    token, the path and the answer's status (refused ones included, rate-limited ones not)."""
 
     @functools.wraps(run)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = run(request, *args, **kwargs)
         token = getattr(request, "auth", None)
-        if request.method not in SAFE_METHODS and isinstance(token, ApiToken):
+        # over the rate limit: nothing reached the app, and an audit entry per refusal would let a
+        # client flood the log
+        if request.method not in SAFE_METHODS and isinstance(token, ApiToken) and response.status_code != 429:
             token_use_record(
                 token=token, method=request.method, path=request.path, status=response.status_code
             )
@@ -75,7 +77,6 @@ api = GridAceApi(
     openapi_url="/openapi.json",
     docs_url="/docs",
     docs=Swagger(settings={"persistAuthorization": False}),
-    throttle=[TokenRateThrottle()],
     parser=JsonObjectParser(),
 )
 install_handlers(api)

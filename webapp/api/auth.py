@@ -3,7 +3,8 @@
 Each endpoint is declared with ``**gate(permission)``: its auth resolves the token (401 with the
 reason when it is missing, malformed, unknown, revoked or expired), makes the token's user the
 request's user, checks the same permission the pages check (403 naming the roles that hold it),
-and refuses bodies over ``GRIDACE_API_MAX_BODY_BYTES`` before they are read (413). The permission
+and refuses bodies over ``GRIDACE_API_MAX_BODY_BYTES`` before they are read (413). Every request
+with a valid token counts against the token's rate limit (429), refused ones included. The permission
 is also written into the OpenAPI schema (``x-gridace-permission``), where clients and the
 schema-driven tests read it.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
+from ninja.errors import Throttled
 from ninja.security import HttpBearer
 
 from webapp.accounts.permissions import user_may
@@ -23,8 +25,10 @@ from webapp.api.errors import ApiError, TokenError
 from webapp.api.models import ApiToken
 from webapp.api.selectors import TOKEN_SHAPE, token_resolve
 from webapp.api.services import token_touch
+from webapp.api.throttling import TokenRateThrottle
 
 PERMISSION_KEY = "x-gridace-permission"
+RATE_LIMIT = TokenRateThrottle()
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 
 
@@ -67,6 +71,9 @@ class TokenAuth(HttpBearer):
             raise ApiError(401, str(error)) from None
         # known from here on, also when refused below: refused writes are audited with the token
         request.user, request.auth = api_token.user, api_token
+        # counted before the role check, so refused requests cannot flood the server or the audit log
+        if not RATE_LIMIT.allow_request(request):
+            raise Throttled(wait=RATE_LIMIT.wait())
         if self.permission is None and not user_roles(api_token.user):
             raise ApiError(
                 403,

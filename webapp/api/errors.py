@@ -9,8 +9,10 @@ know: that part becomes ``accepted``. :func:`install_handlers` maps django-ninja
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -102,8 +104,13 @@ def install_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(Throttled)
     def _throttled(request, exc: Throttled):
-        wait = f"; retry in {int(exc.wait) + 1} s" if exc.wait is not None else ""
-        return respond(request, error_body(f"too many requests for this token{wait}", accepted=None), 429)
+        wait = math.ceil(exc.wait) if exc.wait is not None else 1
+        rate = getattr(settings, "GRIDACE_API_RATE", "")
+        response = respond(
+            request, error_body(f"too many requests for this token; retry in {wait} s", accepted=rate), 429
+        )
+        response["Retry-After"] = str(wait)
+        return response
 
     @api.exception_handler(AuthenticationError)
     def _unauthenticated(request, exc: AuthenticationError):

@@ -32,7 +32,7 @@ class TokenRateThrottle(BaseThrottle):
     def allow_request(self, request: HttpRequest) -> bool:
         token = getattr(request, "auth", None)
         if token is None:
-            return True  # only authenticated requests reach the throttle
+            return True  # called by the auth once the token is known
         limit, period = parse_rate(getattr(settings, "GRIDACE_API_RATE", DEFAULT_RATE))
         now = time.time()
         window = int(now // period)

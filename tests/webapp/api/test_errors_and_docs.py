@@ -46,7 +46,15 @@ def test_each_token_has_its_own_rate_limit(api_as, engineer, settings):
     refused = first.get("/me")
     body = assert_error_shape(refused, 429)
     assert "too many requests" in body["error"] and 1 <= int(refused["Retry-After"]) <= 60
+    assert body["accepted"] == "3/min"
     assert second.get("/me").status_code == 200  # another token, another counter
+
+
+def test_refused_requests_count_against_the_limit(api_as, operator, settings):
+    settings.GRIDACE_API_RATE = "2/min"
+    api = api_as(operator)
+    assert [api.post("/runs", {}).status_code for _ in range(3)] == [403, 403, 429]
+    assert AuditEntry.objects.filter(action="api.request").count() == 2  # the 429 reached nothing
 
 
 def test_bad_rate_settings_are_named(api_as, engineer, settings):
