@@ -42,6 +42,12 @@ def test_a_token_is_stored_as_its_hash_and_shown_once_on_the_page(operator):
     assert entry.actor == operator and entry.after["prefix"] == token.prefix and raw not in str(entry.after)
 
 
+def test_the_navigation_links_the_tokens_page_for_users_with_a_role(operator, make_user):
+    link = reverse("api:token_list")
+    assert f'href="{link}"' in client_for(operator).get(reverse("accounts:home")).content.decode()
+    assert client_for(make_user(None)).get(link).status_code == 403
+
+
 def test_a_revoked_token_is_refused_from_the_next_request(operator):
     token, raw = token_create(user=operator, name="bridge")
     api = ApiClient(raw)

@@ -9,7 +9,7 @@ from ace_core.events import MetricsEvent
 from tests.webapp.api.conftest import assert_error_shape
 from webapp.audit.models import AuditEntry
 from webapp.review.models import RefinementStatus
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import Checkpoint, RunStatus, TrainingRun
 from webapp.training.services.events import metrics_record
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,7 @@ def test_launch_validates_like_the_form_and_queues_the_run(api_as, engineer):
     assert listing["count"] == 1 and listing["items"][0]["config"]["steps"] == 500
 
 
-def test_cancel_and_resume_follow_the_runs_state(api_as, engineer, make_run):
+def test_cancel_and_resume_follow_the_runs_state(api_as, engineer, make_run, tmp_path):
     api = api_as(engineer)
     run = make_run()
     cancelled = api.post(f"/runs/{run.pk}/cancel")
@@ -50,6 +50,15 @@ def test_cancel_and_resume_follow_the_runs_state(api_as, engineer, make_run):
     no_checkpoint = assert_error_shape(api.post(f"/runs/{run.pk}/resume"), 409)
     assert "no checkpoint" in no_checkpoint["error"]
     assert assert_error_shape(api.post("/runs/999999/cancel"), 404)["error"] == "no run 999999"
+
+    Checkpoint.objects.create(run=run, step=100, path=str(tmp_path / "checkpoint.pt"))
+    resumed = api.post(f"/runs/{run.pk}/resume")
+    assert resumed.status_code == 200 and (resumed.json()["status"], resumed.json()["attempt"]) == (
+        "queued",
+        2,
+    )
+    assert api.get(f"/runs/{run.pk}").json()["attempt"] == 2
+    assert AuditEntry.objects.filter(action="run.resume", target_id=str(run.pk)).count() == 1
 
 
 def test_metrics_page_by_cursor(api_as, engineer, make_run):
