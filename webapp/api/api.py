@@ -9,12 +9,13 @@ readable without a token; every operation needs ``Authorization: Bearer <token>`
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import re_path
+from django.urls import URLPattern, re_path
 from ninja import NinjaAPI
 from ninja.openapi.docs import Swagger
 from ninja.parser import Parser
@@ -91,7 +92,33 @@ def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
     return JsonResponse(body, status=404)
 
 
+def json_not_allowed(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """django-ninja answers a method a path does not have with a plain-text 405: give it the
+    API's error shape (keeping the Allow header)."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if response.status_code != 405 or response.get("Content-Type", "").startswith("application/json"):
+            return response
+        allowed = response.get("Allow", "")
+        refused = JsonResponse(
+            error_body(f"{request.method} is not allowed here", accepted=allowed), status=405
+        )
+        refused["Allow"] = allowed
+        return refused
+
+    return wrapper
+
+
 def urls() -> tuple[list, str, str]:
-    """The API's URL patterns with the JSON 404 after them, for ``webapp.urls``."""
+    """The API's URL patterns (405s in the error shape) with the JSON 404 after them, for
+    ``webapp.urls``."""
     patterns, app_name, namespace = api.urls
-    return [*patterns, re_path(r"^(?P<rest>.*)$", not_found, name="not_found")], app_name, namespace
+    wrapped = [
+        URLPattern(p.pattern, json_not_allowed(p.callback), p.default_args, p.name)
+        if not inspect.iscoroutinefunction(p.callback)
+        else p
+        for p in patterns
+    ]
+    return [*wrapped, re_path(r"^(?P<rest>.*)$", not_found, name="not_found")], app_name, namespace

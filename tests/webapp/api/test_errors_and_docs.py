@@ -102,3 +102,9 @@ def test_the_docs_page_loads_local_assets_without_inline_script():
 def test_unknown_api_paths_answer_404_in_the_error_shape():
     body = assert_error_shape(Client().get("/api/v1/nowhere/at/all"), 404)
     assert body["error"] == "no API operation at /api/v1/nowhere/at/all"
+
+
+def test_a_method_a_path_does_not_have_answers_405_in_the_error_shape(api_as, operator):
+    response = api_as(operator).client.delete("/api/v1/me")
+    body = assert_error_shape(response, 405)
+    assert body["error"] == "DELETE is not allowed here" and body["accepted"] == response["Allow"] == "GET"
