@@ -1,5 +1,6 @@
-"""API tokens in the admin: create one for a user (its secret is shown once, in the message
-that confirms it), revoke selected tokens. The digest is never shown and nothing is edited."""
+"""API tokens in the admin: create one for a user (its secret is shown once, on the page that
+answers the creation: not in a message, which would sit in a cookie or the session until shown),
+revoke selected tokens. The digest is never shown and nothing is edited."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
+from django.shortcuts import render
 
 from webapp.api.errors import TokenError
 from webapp.api.models import ApiToken
@@ -59,11 +61,17 @@ class ApiTokenAdmin(admin.ModelAdmin):
             user=obj.user, name=obj.name, expires_at=obj.expires_at, created_by=request.user
         )
         obj.pk = token.pk
-        self.message_user(
-            request,
-            f"token for {token.user.get_username()} (shown once, copy it now): {raw}",
-            messages.WARNING,
-        )
+        obj.raw_token = raw  # for response_add only; never stored
+
+    def response_add(self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None):
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "API token created",
+            "token": obj,
+            "raw": obj.raw_token,
+            "opts": self.model._meta,
+        }
+        return render(request, "api/admin_token_created.html", context)  # admin pages are never cached
 
     @admin.action(description="Revoke the selected tokens", permissions=["delete"])
     def revoke(self, request: HttpRequest, queryset: Any) -> None:
