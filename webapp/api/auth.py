@@ -23,9 +23,10 @@ from webapp.accounts.roles import ROLE_PERMISSIONS
 from webapp.accounts.selectors import user_roles
 from webapp.api.errors import ApiError, TokenError
 from webapp.api.models import ApiToken
-from webapp.api.selectors import TOKEN_SHAPE, token_resolve
+from webapp.api.selectors import token_resolve
 from webapp.api.services import token_touch
 from webapp.api.throttling import TokenRateThrottle
+from webapp.api.tokens import TOKEN_SHAPE
 
 PERMISSION_KEY = "x-gridace-permission"
 RATE_LIMIT = TokenRateThrottle()

@@ -11,10 +11,12 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
-from webapp.api.endpoints.common import NO_NUL
 from webapp.operations.services import COMMENT_MAX_LENGTH as DECISION_COMMENT_MAX_LENGTH
 from webapp.review.models import COMMENT_MAX_LENGTH as REVIEW_COMMENT_MAX_LENGTH
 from webapp.training.services.runs import LABEL_MAX_LENGTH
+
+NO_NUL = r"^[^\x00]*$"
+"""text a client sends must not hold NUL characters (PostgreSQL text cannot store them)"""
 
 
 class PageMeta(Schema):

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import hmac
-import re
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from webapp.api.errors import TokenError
 from webapp.api.models import ApiToken
-from webapp.api.services import TOKEN_KIND, token_digest
-
-TOKEN_PATTERN = re.compile(rf"^{TOKEN_KIND}_([0-9a-f]{{8}})_[A-Za-z0-9_-]{{43}}$")
-TOKEN_SHAPE = f"{TOKEN_KIND}_<8 hex digits>_<43 characters>"
+from webapp.api.tokens import TOKEN_PATTERN, TOKEN_SHAPE, token_digest
 
 
 def token_list(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:

@@ -5,7 +5,6 @@ Creation and revocation are audited in the same transaction, like every decision
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import datetime, timedelta
 
@@ -15,18 +14,14 @@ from django.utils import timezone
 
 from webapp.api.errors import TokenError
 from webapp.api.models import ApiToken
+from webapp.api.tokens import TOKEN_KIND, token_digest
 from webapp.audit.services import audit_record
 
-TOKEN_KIND = "gat"
 NAME_MAX_LENGTH = 100
 MAX_ACTIVE_TOKENS = 20
 MAX_LIFETIME_DAYS = 3650
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 """``last_used_at`` is rewritten at most this often per token (one UPDATE, not one per request)"""
-
-
-def token_digest(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def _new_token() -> tuple[str, str]:

@@ -13,9 +13,6 @@ from webapp.api.errors import ErrorOut
 MAX_PAGE = 200
 DEFAULT_PAGE = 50
 
-NO_NUL = r"^[^\x00]*$"
-"""text a client sends must not hold NUL characters (PostgreSQL text cannot store them)"""
-
 ERROR_CODES = (400, 401, 403, 404, 409, 413, 422, 429)
 
 
