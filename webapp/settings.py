@@ -14,6 +14,8 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
                       live feed worker take-over delay and polling period (defaults 10, 0.2)
+``GRIDACE_API_RATE`` / ``GRIDACE_API_MAX_BODY_BYTES``
+                      HTTP API requests per token (default 600/min) and largest body (default 64 KiB)
 ``GRIDACE_EXPLAIN_LLM`` / ``GRIDACE_EXPLAIN_LLM_MODEL`` / ``GRIDACE_EXPLAIN_LLM_OPTIONS`` (JSON)
                       the LLM explaining live recommendations (defaults: local, offline model)
 """
@@ -81,6 +83,8 @@ INSTALLED_APPS = [
     "webapp.training",
     "webapp.review",
     "webapp.operations",
+    "ninja",  # serves the API docs' Swagger UI from its own static files (no CDN)
+    "webapp.api",
 ]
 
 MIDDLEWARE = [
@@ -179,6 +183,11 @@ GRIDACE_EXPLAIN_LLM = os.environ.get("GRIDACE_EXPLAIN_LLM", "local")
 GRIDACE_EXPLAIN_LLM_MODEL = os.environ.get("GRIDACE_EXPLAIN_LLM_MODEL", "")
 GRIDACE_EXPLAIN_LLM_OPTIONS = json.loads(os.environ.get("GRIDACE_EXPLAIN_LLM_OPTIONS", '{"threads": 1}'))
 GRIDACE_EXPLAIN_MAX_TOKENS = int(env_number("GRIDACE_EXPLAIN_MAX_TOKENS", 96))
+
+# --- HTTP API -------------------------------------------------------------------------------
+# Requests per token ("N/s", "N/min" or "N/hour"), counted in Django's cache; largest body accepted.
+GRIDACE_API_RATE = os.environ.get("GRIDACE_API_RATE", "600/min")
+GRIDACE_API_MAX_BODY_BYTES = int(env_number("GRIDACE_API_MAX_BODY_BYTES", 64 * 1024))
 
 # --- auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

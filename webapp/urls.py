@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from webapp.api.api import urls as api_urls
+
 admin.site.site_header = "GridACE administration"
 admin.site.site_title = "GridACE admin"
 
@@ -12,5 +14,7 @@ urlpatterns = [
     path("runs/", include("webapp.training.urls")),
     path("review/", include("webapp.review.urls")),
     path("audit/", include("webapp.audit.urls")),
+    path("tokens/", include("webapp.api.urls")),
+    path("api/v1/", api_urls()),
     path("admin/", admin.site.urls),
 ]

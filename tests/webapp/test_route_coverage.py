@@ -20,6 +20,10 @@ from webapp.routing import websocket_urlpatterns
 PUBLIC = {"accounts:login", "accounts:logout"}
 """reachable signed out by design (logging out when signed out just returns to the login page)"""
 
+API_NAMESPACE = "api_v1"
+"""/api/v1/: its schema and docs are public; every operation needs a token of the right role,
+which tests/webapp/api/test_schema.py proves for each operation of the served schema"""
+
 # name -> (the role it is for, the method to try)
 ROUTES: dict[str, tuple[str, str]] = {
     "accounts:home": ("any", "get"),
@@ -47,6 +51,8 @@ ROUTES: dict[str, tuple[str, str]] = {
     "operations:apply": ("operator", "post"),
     "operations:alarm_ack": ("operator", "post"),
     "operations:explain": ("operator", "post"),
+    "api:token_list": ("any", "get"),
+    "api:token_revoke": ("any", "post"),
 }
 # Roles refused on each route (beyond anonymous): every role the route is not for.
 WRONG_ROLES = {
@@ -74,7 +80,7 @@ def _named_routes(patterns: list, namespace: str = "") -> set[str]:
     names = set()
     for pattern in patterns:
         if isinstance(pattern, URLResolver):
-            if pattern.namespace == "admin":
+            if pattern.namespace in ("admin", API_NAMESPACE):
                 continue
             inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
             names |= _named_routes(pattern.url_patterns, inner)
@@ -90,7 +96,7 @@ def test_the_tables_name_every_route():
 
 
 @pytest.fixture
-def objects(make_run, make_refinement, engineer) -> dict[str, Any]:
+def objects(make_run, make_refinement, engineer, role_users) -> dict[str, Any]:
     from django.utils import timezone
 
     from webapp.operations.models import Alarm, LiveRecommendation, LiveSession
@@ -123,7 +129,12 @@ def objects(make_run, make_refinement, engineer) -> dict[str, Any]:
         source="policy",
         max_rho_before=0.5,
     )
+    from webapp.api.services import token_create
+
+    # the allowed user of the route table ("any" lets an engineer in) revokes their own token
+    token, _ = token_create(user=role_users["engineer"], name="route test")
     return {
+        "token": token,
         "run": run,
         "refinement": refinement,
         "checkpoint": checkpoint,
@@ -148,6 +159,7 @@ def _url(name: str, objects: dict[str, Any]) -> str:
         "review:refinement_decide": [run.pk, refinement.pk],
         "operations:alarm_ack": [objects["session"].pk, objects["alarm"].pk],
         "operations:explain": [objects["session"].pk, objects["rec"].pk],
+        "api:token_revoke": [objects["token"].pk],
     }.get(name, [objects["session"].pk] if name.startswith("operations:") and name not in _NO_ARGS else [])
     return reverse(name, args=args)
 

@@ -151,3 +151,8 @@ def run_live_since(*, run_id: int, cursor: dict[str, Any]) -> tuple[list[dict[st
         if rows:
             cursor[kind] = rows[-1].pk
     return messages, cursor
+
+
+def run_metric_points(*, run: TrainingRun, after_id: int = 0, limit: int = 1000) -> list[MetricPoint]:
+    """The run's metric points with an id above ``after_id``, oldest first (a page of them)."""
+    return list(run.metrics.filter(pk__gt=after_id).order_by("id")[:limit])

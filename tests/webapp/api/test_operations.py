@@ -1,0 +1,103 @@
+"""The live endpoints on a session fed by the real feed worker: the state is the console's
+snapshot, the recommendations carry their simulation, accepting through the API is the same
+decision as on the console (audited, one action per step), the what-if simulates."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.webapp.api.conftest import assert_error_shape
+from tests.webapp.operations.conftest import run_feed
+from webapp.audit.models import AuditEntry
+from webapp.operations import selectors
+from webapp.operations.models import Decision, DecisionKind, DecisionStatus
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fed_session(make_session):
+    session = make_session()
+    run_feed(session, 3)
+    session.refresh_from_db()
+    return session
+
+
+def test_state_is_the_consoles_snapshot(api_as, operator, fed_session):
+    api = api_as(operator)
+    body = api.get(f"/sessions/{fed_session.pk}/state").json()
+    snapshot, cursor = selectors.snapshot(session_id=fed_session.pk)
+    assert body["cursor"] == cursor == fed_session.current_step
+    assert body["session"] == snapshot["session"] and body["timeline"] == snapshot["timeline"]
+    assert body["state"]["max_rho"] == pytest.approx(snapshot["state"]["max_rho"])
+    assert [r["id"] for r in body["recommendations"]] == [r["id"] for r in snapshot["recommendations"]]
+
+    listing = api.get("/sessions", status="running").json()
+    assert listing["count"] == 1 and listing["items"][0]["id"] == fed_session.pk
+    assert api.get("/sessions", status="finished").json()["count"] == 0
+    assert "no live session" in assert_error_shape(api.get("/sessions/999999/state"), 404)["error"]
+
+
+def test_accepting_the_top_recommendation_is_the_consoles_decision(api_as, operator, fed_session):
+    api = api_as(operator)
+    recs = api.get(f"/sessions/{fed_session.pk}/recommendations").json()
+    assert recs["step"] == fed_session.current_step and recs["decisions_open"]
+    top = recs["items"][0]
+    assert top["rank"] == 0 and top["max_rho_before"] > 0 and "lines_relieved" in top
+    url = f"/sessions/{fed_session.pk}/recommendations/{top['id']}/decision"
+
+    stale = assert_error_shape(api.post(url, {"decision": "accept", "step": recs["step"] - 1}), 400)
+    assert "stale" in stale["error"]
+    accepted = api.post(url, {"decision": "accept", "step": recs["step"], "comment": "via the EMS"})
+    assert accepted.status_code == 200, accepted.content
+    decision = Decision.objects.get(pk=accepted.json()["id"])
+    assert (decision.kind, decision.status, decision.decided_by) == (
+        DecisionKind.ACCEPT,
+        DecisionStatus.PENDING,
+        operator,
+    )
+    # audited as on the console, plus the API request with the token that made it
+    assert AuditEntry.objects.filter(action="live.recommendation.accept", actor=operator).count() == 1
+    request = AuditEntry.objects.filter(action="api.request", actor=operator).order_by("id").last()
+    assert request.after["status"] == 200 and request.after["path"].endswith("/decision")
+
+    second = recs["items"][1]
+    conflict = api.post(
+        f"/sessions/{fed_session.pk}/recommendations/{second['id']}/decision",
+        {"decision": "accept", "step": recs["step"]},
+    )
+    assert "one action per step" in assert_error_shape(conflict, 409)["error"]
+
+    # the feed worker plays it at the next step
+    run_feed(fed_session, 1)
+    decision.refresh_from_db()
+    assert decision.status in (DecisionStatus.APPLIED, DecisionStatus.REFUSED)
+
+
+def test_what_if_simulates_and_refuses_bad_actions(api_as, operator, engineer, fed_session):
+    api = api_as(operator)
+    step = fed_session.current_step
+    outcome = api.post(f"/sessions/{fed_session.pk}/what-if", {"step": step, "action": {"kind": "nothing"}})
+    assert outcome.status_code == 200, outcome.content
+    body = outcome.json()
+    assert body["legal"] and body["step"] == step and not body["stale"]
+    assert len(body["rho_after"]) > 0 and body["max_rho_after"] == pytest.approx(
+        max(body["rho_after"]), abs=1e-3
+    )
+
+    bad = api.post(f"/sessions/{fed_session.pk}/what-if", {"step": step, "action": {"kind": "teleport"}})
+    refusal = assert_error_shape(bad, 400)
+    assert "unknown action kind" in refusal["error"] and "nothing" in refusal["accepted"]
+    missing = assert_error_shape(api.post(f"/sessions/{fed_session.pk}/what-if", {"step": step}), 422)
+    assert missing["field"] == "action"
+
+    # engineers watch sessions but do not operate them
+    refused = assert_error_shape(
+        api_as(engineer).post(
+            f"/sessions/{fed_session.pk}/what-if", {"step": step, "action": {"kind": "nothing"}}
+        ),
+        403,
+    )
+    assert refused["accepted"] == "a token of a user with the role operator"
+    attempt = AuditEntry.objects.filter(action="api.request", actor=engineer).get()
+    assert attempt.after["status"] == 403 and attempt.after["method"] == "POST"

@@ -1,0 +1,113 @@
+"""Training, review and audit endpoints: the launch form's validation, cancel and resume with
+their state rules, metrics, the review queue's filters and final decisions, audit paging."""
+
+from __future__ import annotations
+
+import pytest
+
+from ace_core.events import MetricsEvent
+from tests.webapp.api.conftest import assert_error_shape
+from webapp.audit.models import AuditEntry
+from webapp.review.models import RefinementStatus
+from webapp.training.models import Checkpoint, RunStatus, TrainingRun
+from webapp.training.services.events import metrics_record
+
+pytestmark = pytest.mark.django_db
+
+
+def test_launch_validates_like_the_form_and_queues_the_run(api_as, engineer):
+    api = api_as(engineer)
+    made = api.post("/runs", {"label": "api run", "config": {"env": "l2rpn_case14_sandbox", "steps": 500}})
+    assert made.status_code == 201, made.content
+    run = TrainingRun.objects.get(pk=made.json()["id"])
+    assert (run.status, run.total_steps, run.label, run.launched_by) == (
+        RunStatus.QUEUED,
+        500,
+        "api run",
+        engineer,
+    )
+    assert run.task_id and AuditEntry.objects.filter(action="run.launch", target_id=str(run.pk)).exists()
+
+    bad_env = assert_error_shape(api.post("/runs", {"config": {"env": "mars"}}), 400)
+    assert bad_env["field"] == "config.env" and "l2rpn_case14_sandbox" in bad_env["error"]
+    bad_type = assert_error_shape(api.post("/runs", {"config": {"steps": "many"}}), 400)
+    assert bad_type["field"] == "config.steps"
+    unknown = assert_error_shape(api.post("/runs", {"config": {"stepz": 5}}), 400)
+    assert unknown["field"] == "config.stepz" and "steps" in unknown["accepted"].split(", ")
+    assert TrainingRun.objects.count() == 1  # nothing half-written
+
+    listing = api.get("/runs", status="queued").json()
+    assert listing["count"] == 1 and listing["items"][0]["config"]["steps"] == 500
+
+
+def test_cancel_and_resume_follow_the_runs_state(api_as, engineer, make_run, tmp_path):
+    api = api_as(engineer)
+    run = make_run()
+    cancelled = api.post(f"/runs/{run.pk}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    again = assert_error_shape(api.post(f"/runs/{run.pk}/cancel"), 409)
+    assert "only queued or running runs" in again["error"]
+    no_checkpoint = assert_error_shape(api.post(f"/runs/{run.pk}/resume"), 409)
+    assert "no checkpoint" in no_checkpoint["error"]
+    assert assert_error_shape(api.post("/runs/999999/cancel"), 404)["error"] == "no run 999999"
+
+    Checkpoint.objects.create(run=run, step=100, path=str(tmp_path / "checkpoint.pt"))
+    resumed = api.post(f"/runs/{run.pk}/resume")
+    assert resumed.status_code == 200 and (resumed.json()["status"], resumed.json()["attempt"]) == (
+        "queued",
+        2,
+    )
+    assert api.get(f"/runs/{run.pk}").json()["attempt"] == 2
+    assert AuditEntry.objects.filter(action="run.resume", target_id=str(run.pk)).count() == 1
+
+
+def test_metrics_page_by_cursor(api_as, engineer, make_run):
+    run = make_run()
+    for step in (10, 20, 30):
+        metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values={"losses/qf1_loss": step / 10}))
+    api = api_as(engineer)
+    first = api.get(f"/runs/{run.pk}/metrics", limit=2).json()
+    assert [p["step"] for p in first["items"]] == [10, 20]
+    rest = api.get(f"/runs/{run.pk}/metrics", after=first["next_after"]).json()
+    assert [p["values"]["losses/qf1_loss"] for p in rest["items"]] == [3.0]
+
+
+def test_review_queue_filters_and_final_decisions(api_as, reviewer, make_run, make_refinement):
+    run, other = make_run(), make_run()
+    accepted = make_refinement(run, step=50, accepted=True)
+    make_refinement(run, step=60, accepted=False)
+    make_refinement(other, step=70, accepted=True)
+    api = api_as(reviewer)
+    assert api.get("/refinements").json()["count"] == 3
+    assert api.get("/refinements", run=run.pk).json()["count"] == 2
+    only = api.get("/refinements", run=run.pk, simulation="accepted").json()
+    assert [r["id"] for r in only["items"]] == [accepted.pk]
+    bad = assert_error_shape(api.get("/refinements", simulation="maybe"), 422)
+    assert bad["field"] == "simulation" and "accepted" in bad["accepted"]
+
+    url = f"/refinements/{accepted.pk}/decision"
+    decided = api.post(url, {"decision": "approve", "comment": "the simulation holds"})
+    assert decided.status_code == 200 and decided.json()["status"] == RefinementStatus.APPROVED
+    entry = AuditEntry.objects.get(action="refinement.approve")
+    assert entry.actor == reviewer and entry.comment == "the simulation holds"
+    final = assert_error_shape(api.post(url, {"decision": "reject"}), 409)
+    assert "decisions are final" in final["error"]
+    wrong = assert_error_shape(api.post(url, {"decision": "maybe"}), 422)
+    assert wrong["field"] == "decision" and "approve" in wrong["accepted"]
+    assert api.get("/refinements", status="approved").json()["count"] == 1
+
+
+def test_audit_entries_filter_and_page(api_as, reviewer, operator, make_run):
+    for _ in range(3):
+        make_run()
+    api = api_as(reviewer)
+    launches = api.get("/audit", action="run.launch", limit=2).json()
+    assert launches["count"] == 3 and len(launches["items"]) == 2
+    rest = api.get("/audit", action="run.launch", limit=2, offset=2).json()
+    ids = [e["id"] for e in launches["items"] + rest["items"]]
+    assert len(set(ids)) == 3 and ids == sorted(ids, reverse=True)
+    too_many = assert_error_shape(api.get("/audit", limit=1000), 422)
+    assert too_many["field"] == "limit" and too_many["accepted"] == "<= 200"
+    assert assert_error_shape(api_as(operator).get("/audit"), 403)["accepted"].endswith(
+        "engineer or reviewer"
+    )

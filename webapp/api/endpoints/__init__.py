@@ -1,0 +1,1 @@
+"""The API's routers, one per area: operations, training, review, audit (and ``me``)."""

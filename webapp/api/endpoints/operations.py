@@ -1,0 +1,109 @@
+"""Live sessions over HTTP: list them, read a session's state (the console's snapshot) and its
+current recommendations with their simulated evidence, accept or reject one, run a what-if.
+
+A session's grid is grid2op's own simulation; pushing outside measurements into it is not
+supported yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from django.http import Http404, HttpRequest
+from ninja import Router
+
+from webapp.accounts import roles
+from webapp.api.auth import gate
+from webapp.api.endpoints.common import limit_param, offset_param, page, responses
+from webapp.api.schemas import (
+    DecisionOut,
+    RecommendationDecisionIn,
+    RecommendationsOut,
+    SessionPage,
+    StateOut,
+    WhatIfIn,
+    WhatIfOut,
+)
+from webapp.operations import mirror, selectors, services
+from webapp.operations.messages import decision_dict, recommendation_dict, session_dict
+from webapp.operations.models import LiveSession, SessionStatus
+
+router = Router(tags=["operations"])
+
+SessionStatusFilter = Literal[tuple(SessionStatus.values)]  # type: ignore[valid-type]
+
+
+def _session(session_id: int) -> LiveSession:
+    session = selectors.session_get(pk=session_id)
+    if session is None:
+        raise Http404(f"no live session {session_id}")
+    return session
+
+
+@router.get("/sessions", response=responses(SessionPage), **gate(roles.VIEW_SESSIONS))
+def session_list(
+    request: HttpRequest,
+    status: SessionStatusFilter | None = None,
+    limit: int = limit_param(),
+    offset: int = offset_param(),
+) -> dict[str, Any]:
+    """Live sessions, newest first."""
+    sessions = selectors.session_list()
+    if status:
+        sessions = sessions.filter(status=status)
+    return page(sessions, limit=limit, offset=offset, to_dict=session_dict)
+
+
+@router.get("/sessions/{session_id}/state", response=responses(StateOut), **gate(roles.VIEW_SESSIONS))
+def session_state(request: HttpRequest, session_id: int) -> dict[str, Any]:
+    """The message a console receives when it connects: the session, its recommendations,
+    alarms and decisions, the grid drawing, the full state and the timeline."""
+    found = selectors.snapshot(session_id=session_id)
+    if found is None:
+        raise Http404(f"no live session {session_id}")
+    message, cursor = found
+    return {**message, "cursor": cursor}
+
+
+@router.get(
+    "/sessions/{session_id}/recommendations",
+    response=responses(RecommendationsOut),
+    **gate(roles.VIEW_SESSIONS),
+)
+def session_recommendations(request: HttpRequest, session_id: int) -> dict[str, Any]:
+    """The current step's recommendations, best first, each with its one-step simulation."""
+    session = _session(session_id)
+    return {
+        "session": session.pk,
+        "step": session.current_step,
+        "decisions_open": session.decisions_open,
+        "items": [recommendation_dict(r) for r in selectors.open_recommendations(session=session)],
+    }
+
+
+@router.post(
+    "/sessions/{session_id}/recommendations/{recommendation_id}/decision",
+    response=responses(DecisionOut),
+    **gate(roles.OPERATE_SESSIONS),
+)
+def recommendation_decide(
+    request: HttpRequest, session_id: int, recommendation_id: int, payload: RecommendationDecisionIn
+) -> dict[str, Any]:
+    """Accept (played at the next step) or reject one of the current step's recommendations.
+    409 when another decision already holds the step."""
+    session = _session(session_id)
+    decision = services.recommendation_decide(
+        session_id=session.pk,
+        recommendation_id=recommendation_id,
+        user=request.user,
+        step=payload.step,
+        decision=payload.decision,
+        comment=payload.comment,
+    )
+    return decision_dict(decision)
+
+
+@router.post("/sessions/{session_id}/what-if", response=responses(WhatIfOut), **gate(roles.OPERATE_SESSIONS))
+def session_what_if(request: HttpRequest, session_id: int, payload: WhatIfIn) -> dict[str, Any]:
+    """Simulate an action one step ahead from a recorded state (nothing is played)."""
+    return mirror.what_if(session=_session(session_id), step=payload.step, action=payload.action)

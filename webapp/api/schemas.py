@@ -1,0 +1,243 @@
+"""The API's request and response bodies (pydantic, via django-ninja's Schema).
+
+Response schemas mirror the JSON the pages already send (``operations.messages``,
+``training.live``), so a console and an API client read the same fields.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Field, Schema
+
+from webapp.operations.services import COMMENT_MAX_LENGTH as DECISION_COMMENT_MAX_LENGTH
+from webapp.review.models import COMMENT_MAX_LENGTH as REVIEW_COMMENT_MAX_LENGTH
+from webapp.training.services.runs import LABEL_MAX_LENGTH
+
+NO_NUL = r"^[^\x00]*$"
+"""text a client sends must not hold NUL characters (PostgreSQL text cannot store them)"""
+
+
+class PageMeta(Schema):
+    count: int = Field(description="items matching the filters, over all pages")
+    limit: int
+    offset: int
+
+
+# ----- operations ------------------------------------------------------------------------------
+class SessionOut(Schema):
+    id: int
+    label: str
+    env: str
+    scenario: str
+    status: str
+    speed_seconds: float
+    current_step: int
+    decisions_open: bool
+    end_reason: str
+    resumes: int
+    revision: int
+
+
+class SessionPage(PageMeta):
+    items: list[SessionOut]
+
+
+class RecommendationOut(Schema):
+    id: int
+    step: int
+    rank: int
+    action: dict[str, Any] = Field(description="the action, as the what-if and apply endpoints take it")
+    description: str
+    confidence: float
+    source: str
+    max_rho_before: float = Field(description="the grid's max rho now")
+    max_rho_after: float | None = Field(description="simulated max rho one step after playing it")
+    lines_relieved: list[int] = Field(description="overloaded lines the simulation relieves")
+    new_overloads: list[int] = Field(description="lines the simulation overloads")
+    error: str = Field(description="why the simulation refused it (empty when playable)")
+    status: str
+    explanation_status: str
+    explanation: str
+    explanation_model: str
+
+
+class AlarmOut(Schema):
+    id: int
+    step: int
+    kind: str
+    line: int | None
+    message: str
+    raised_at: str
+    acknowledged_by: str | None
+    acknowledged_at: str | None
+
+
+class DecisionOut(Schema):
+    id: int
+    step: int
+    kind: str
+    recommendation: int | None
+    description: str
+    decided_by: str
+    decided_at: str
+    status: str
+    applied_step: int | None
+    outcome: dict[str, Any]
+
+
+class TimelineOut(Schema):
+    step: list[int]
+    max_rho: list[float]
+    overloads: list[int]
+
+
+class StateOut(Schema):
+    """The console's snapshot message: the session, its panels, the drawing, the state, the timeline."""
+
+    kind: str
+    session: SessionOut
+    recommendations: list[RecommendationOut]
+    alarms: list[AlarmOut]
+    decisions: list[DecisionOut]
+    layout: dict[str, Any]
+    state: dict[str, Any] | None
+    timeline: TimelineOut
+    cursor: int = Field(description="the last recorded step (-1: not started)")
+
+
+class RecommendationsOut(Schema):
+    session: int
+    step: int = Field(description="the step these recommendations are for (decide on this step)")
+    decisions_open: bool
+    items: list[RecommendationOut]
+
+
+class RecommendationDecisionIn(Schema):
+    decision: Literal["accept", "reject"]
+    step: int = Field(description="the current step, as the recommendations endpoint gave it")
+    comment: str = Field("", pattern=NO_NUL, max_length=DECISION_COMMENT_MAX_LENGTH)
+
+
+class WhatIfIn(Schema):
+    step: int = Field(ge=0, description="the step whose state the action is simulated from")
+    action: dict[str, Any] = Field(
+        description='e.g. {"kind": "nothing"}, {"kind": "line", "line": 3, "status": "reconnect"}, '
+        '{"kind": "topology", "substation": 4, "set": [[2, 2]]}, {"kind": "index", "index": 17}'
+    )
+
+
+class WhatIfOut(Schema):
+    action: dict[str, Any]
+    description: str
+    legal: bool
+    refusal: str
+    max_rho_before: float
+    max_rho_after: float | None
+    overloads_after: list[int]
+    lines_relieved: list[int]
+    new_overloads: list[int]
+    rho_after: list[float]
+    step: int
+    stale: bool
+
+
+# ----- training --------------------------------------------------------------------------------
+class RunOut(Schema):
+    id: int
+    label: str
+    env: str
+    status: str
+    total_steps: int
+    progress_step: int
+    attempt: int
+    cancel_requested: bool
+    launched_by: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str
+    config: dict[str, Any]
+
+
+class RunPage(PageMeta):
+    items: list[RunOut]
+
+
+class RunLaunchIn(Schema):
+    label: str = Field("", pattern=NO_NUL, max_length=LABEL_MAX_LENGTH)
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="TrainConfig fields to set (the launch form's fields); the others keep their defaults",
+    )
+
+
+class MetricPointOut(Schema):
+    id: int
+    step: int
+    values: dict[str, Any]
+
+
+class MetricsOut(Schema):
+    run: int
+    items: list[MetricPointOut]
+    next_after: int = Field(description="pass as ?after= to get the points recorded since")
+
+
+# ----- review ----------------------------------------------------------------------------------
+class RefinementOut(Schema):
+    id: int
+    run: int
+    refinement_id: str
+    step: int
+    status: str
+    accepted_by_simulation: bool
+    state_text: str
+    rl_action_text: str
+    rl_reward: float
+    rl_max_rho: float
+    llm_action_text: str
+    llm_reward: float | None
+    llm_max_rho: float | None
+    model: str
+    adapter_version: int
+    reason: str
+    decided_by: str | None
+    decided_at: datetime | None
+    decision_comment: str
+    created_at: datetime
+
+
+class RefinementPage(PageMeta):
+    items: list[RefinementOut]
+
+
+class RefinementDecisionIn(Schema):
+    decision: Literal["approve", "reject"]
+    comment: str = Field("", pattern=NO_NUL, max_length=REVIEW_COMMENT_MAX_LENGTH)
+
+
+# ----- audit and identity ----------------------------------------------------------------------
+class AuditEntryOut(Schema):
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    target_type: str
+    target_id: str
+    target: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    comment: str
+
+
+class AuditPage(PageMeta):
+    items: list[AuditEntryOut]
+
+
+class MeOut(Schema):
+    username: str
+    roles: list[str]
+    token: str = Field(description="the visible prefix of the token in use")
+    token_expires_at: datetime | None
