@@ -1,7 +1,7 @@
 """The API's request and response bodies (pydantic, via django-ninja's Schema).
 
-Response schemas mirror the JSON the pages already send (``operations.messages``,
-``training.live``), so a console and an API client read the same fields.
+Response schemas mirror the JSON the pages already send (``webapp.live.session_messages``,
+``webapp.live.run_messages``), so a console and an API client read the same fields.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from webapp.api.schemas import (
     WhatIfIn,
     WhatIfOut,
 )
+from webapp.live.session_messages import decision_dict, recommendation_dict, session_dict
 from webapp.operations import mirror, selectors, services
-from webapp.operations.messages import decision_dict, recommendation_dict, session_dict
 from webapp.operations.models import LiveSession, SessionStatus
 
 router = Router(tags=["operations"])
