@@ -39,6 +39,7 @@ def _config_from(args: argparse.Namespace) -> TrainConfig:
 def cmd_train(args: argparse.Namespace) -> int:
     from ace_core.checkpoint import CHECKPOINT_NAME, load_checkpoint
     from ace_core.events import JsonlSink
+    from ace_core.tensorboard_sink import with_tensorboard
     from ace_core.train import Trainer, write_summary
 
     out = Path(args.out)
@@ -50,7 +51,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     trainer = Trainer(config, out)  # validates and builds everything before touching files
     if args.resume:
         _truncate_logs(out, after_step=load_checkpoint(out / CHECKPOINT_NAME)["loop"]["step"])
-    sink = JsonlSink(out)
+    sink = with_tensorboard(JsonlSink(out), out)
     trainer.sink = sink
     try:
         result = trainer.run(resume=args.resume)
@@ -118,13 +119,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from ace_core.evaluate import evaluate
     from ace_core.events import JsonlSink
+    from ace_core.tensorboard_sink import with_tensorboard
     from ace_core.train import Trainer, write_summary
 
     out = Path(args.out) / time.strftime("demo-%Y%m%d-%H%M%S")
     print(f"Training SAC on {args.env} for {args.steps} steps -> {out}")
     trainer = Trainer(TrainConfig(env=args.env, steps=args.steps, seed=0), out)
-    trainer.sink = JsonlSink(out)
-    write_summary(out, trainer.run())
+    trainer.sink = with_tensorboard(JsonlSink(out), out)
+    try:
+        write_summary(out, trainer.run())
+    finally:
+        trainer.sink.close()
     print(f"Evaluating on the first {args.episodes} test episodes of {args.env} (seeds 0-{args.seeds - 1})")
     rows = []
     for spec in ("do-nothing", "reconnect", "greedy", f"sac:{out}"):
@@ -177,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
         "train", help="train a SAC (or ACE) policy", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     train.add_argument(
-        "--out", required=True, help="run directory (checkpoint.pt, metrics.jsonl, events.jsonl)"
+        "--out",
+        required=True,
+        help="run directory (checkpoint.pt, metrics.jsonl, events.jsonl, tensorboard/)",
     )
     train.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     _add_config_flags(train)
