@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,subset,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,subset,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -143,6 +143,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from ace_core.l2rpn.export import export_run
+
+    meta = export_run(Path(args.run), Path(args.out))
+    print(json.dumps({"out": args.out, **{k: v for k, v in meta.items() if k != "load_scale"}}))
+    return 0
+
+
 def cmd_subset(args: argparse.Namespace) -> int:
     from ace_core.grid.teacher import frequent_topologies, save_subset
 
@@ -235,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seeds", type=int, default=1)
     demo.add_argument("--out", default="runs")
     demo.set_defaults(func=cmd_demo)
+
+    export = sub.add_parser(
+        "export", help="write a run's policy as an L2RPN submission folder (make_agent, weights)"
+    )
+    export.add_argument("--run", required=True, help="run directory or checkpoint file")
+    export.add_argument("--out", required=True, help="new or empty folder for the submission")
+    export.set_defaults(func=cmd_export)
 
     subset = sub.add_parser(
         "subset", help="save a teacher's most frequent topology actions (for --action-subset)"
