@@ -81,9 +81,11 @@ INSTALLED_APPS = [
     "webapp.training",
     "webapp.review",
     "webapp.operations",
+    "webapp.monitoring",
 ]
 
 MIDDLEWARE = [
+    "webapp.monitoring.middleware.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -179,6 +181,12 @@ GRIDACE_EXPLAIN_LLM = os.environ.get("GRIDACE_EXPLAIN_LLM", "local")
 GRIDACE_EXPLAIN_LLM_MODEL = os.environ.get("GRIDACE_EXPLAIN_LLM_MODEL", "")
 GRIDACE_EXPLAIN_LLM_OPTIONS = json.loads(os.environ.get("GRIDACE_EXPLAIN_LLM_OPTIONS", '{"threads": 1}'))
 GRIDACE_EXPLAIN_MAX_TOKENS = int(env_number("GRIDACE_EXPLAIN_MAX_TOKENS", 96))
+
+# --- metrics (webapp/monitoring) -------------------------------------------------------------
+# /metrics answers scrapers from these addresses or networks, or bearing this token; both empty
+# turns it off (404). Behind a reverse proxy REMOTE_ADDR is the proxy: prefer the token there.
+GRIDACE_METRICS_ALLOWED_IPS = env_list("GRIDACE_METRICS_ALLOWED_IPS", "127.0.0.1,::1")
+GRIDACE_METRICS_TOKEN = os.environ.get("GRIDACE_METRICS_TOKEN", "")
 
 # --- auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -13,4 +13,5 @@ urlpatterns = [
     path("review/", include("webapp.review.urls")),
     path("audit/", include("webapp.audit.urls")),
     path("admin/", admin.site.urls),
+    path("", include("webapp.monitoring.urls")),
 ]
