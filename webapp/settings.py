@@ -187,6 +187,9 @@ GRIDACE_EXPLAIN_MAX_TOKENS = int(env_number("GRIDACE_EXPLAIN_MAX_TOKENS", 96))
 # turns it off (404). Behind a reverse proxy REMOTE_ADDR is the proxy: prefer the token there.
 GRIDACE_METRICS_ALLOWED_IPS = env_list("GRIDACE_METRICS_ALLOWED_IPS", "127.0.0.1,::1")
 GRIDACE_METRICS_TOKEN = os.environ.get("GRIDACE_METRICS_TOKEN", "")
+# Worker processes (db_worker, live_feed) serve their own metrics (LLM calls) on this port; 0: off.
+GRIDACE_METRICS_WORKER_PORT = int(env_number("GRIDACE_METRICS_WORKER_PORT", 0))
+GRIDACE_METRICS_WORKER_ADDR = os.environ.get("GRIDACE_METRICS_WORKER_ADDR", "127.0.0.1")
 
 # --- auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

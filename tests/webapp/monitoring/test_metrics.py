@@ -195,3 +195,21 @@ async def test_open_websockets_are_counted_per_route(reviewer, engineer, make_ru
     after = await sync_to_async(scrape)()
     assert value(after, gauge, **review) == value(before, gauge, **review)
     assert value(after, gauge, **runs) == value(before, gauge, **runs)
+
+
+def test_a_worker_process_serves_its_own_metrics_when_a_port_is_set():
+    import socket
+    import urllib.request
+
+    from webapp.monitoring.apps import start_worker_exporter
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert not start_worker_exporter(["manage.py", "runserver"], port, "127.0.0.1")
+    assert not start_worker_exporter(["manage.py", "db_worker"], 0, "127.0.0.1")
+    assert start_worker_exporter(["manage.py", "db_worker"], port, "127.0.0.1")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    assert "gridace_llm_call_duration_seconds" in text
+    assert "gridace_training_runs" not in text  # the database's figures are the web server's
