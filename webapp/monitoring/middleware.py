@@ -21,7 +21,7 @@ class RequestLatencyMiddleware:
         start = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
-        view = (match.view_name or match._func_path) if match is not None else "<unresolved>"
+        view = match.view_name if match is not None else "<unresolved>"
         method = request.method if request.method in KNOWN_METHODS else "other"  # clients pick it
         HTTP_LATENCY.labels(view=view, method=method, status=str(response.status_code)).observe(
             time.perf_counter() - start

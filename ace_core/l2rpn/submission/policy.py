@@ -135,6 +135,8 @@ class ActionSet:
                 start = int(self.sub_start[sub])
                 vec[start : start + int(self.sub_info[sub])] = np.concatenate([[1], 1 + bits])
                 action = self.g2op_space({"set_bus": vec})
+            if len(self._actions) > 20_000:  # bounded memory on the 36- and 118-bus grids
+                self._actions.clear()
             self._actions[index] = action
         return action
 
