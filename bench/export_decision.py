@@ -37,15 +37,18 @@ from ace_core.train import Trainer  # noqa: E402
 class Timed(BaseAgent):
     """Times the wrapped agent's ``act``; the Runner's copies share one list."""
 
-    def __init__(self, inner: BaseAgent, seconds: list[float]) -> None:
+    def __init__(self, inner: BaseAgent, seconds: list[float], played: list | None = None) -> None:
         super().__init__(inner.action_space)
         self.inner = inner
         self.seconds = seconds
+        self.played = played
 
     def act(self, observation, reward, done=False):
         start = time.perf_counter()
         action = self.inner.act(observation, reward, done)
         self.seconds.append(time.perf_counter() - start)
+        if self.played is not None:  # outside the timed part
+            self.played.append((observation.copy(), action))
         return action
 
 
@@ -59,11 +62,12 @@ def summary(seconds: list[float]) -> dict:
     }
 
 
-def play(env, agent: BaseAgent, steps: int) -> list[float]:
+def play(env, agent: BaseAgent, steps: int, played: list | None = None) -> list[float]:
     """Times ``steps`` decisions over as many Runner episodes as it takes (an untrained policy
     acting at every step ends episodes early), the same episodes and seeds for every agent."""
     seconds: list[float] = []
-    runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=Timed(agent, seconds))
+    timed = Timed(agent, seconds, played)
+    runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=timed)
     chronics = len(env.chronics_handler.real_data.subpaths)
     episode = 0
     while len(seconds) < steps:
@@ -87,13 +91,17 @@ def bench_env(name: str, steps: int, folder: Path) -> dict:
     gridace = load_agent(f"sac:{run}", env)
     play(env, exported, 5)  # warm both paths (action caches, first allocations)
     play(env, gridace, 5)
+    played: list = []
     result = {
         "steps_timed": steps,
         "head": meta["head"],
         "actions": meta["n_actions"],
         "gridace": summary(play(env, gridace, steps)),
-        "exported": summary(play(env, exported, steps)),
+        "exported": summary(play(env, exported, steps, played)),
     }
+    # the exported agent's action at each observation it saw, against GridACE's on the same one
+    same = [gridace.space.index_of_grid2op(action) == gridace.choose(obs) for obs, action in played]
+    result["same_decisions"] = f"{sum(same)}/{len(same)}"
     sys.path.remove(str(folder / name))
     del sys.modules["submission"], sys.modules["submission.policy"]
     return result
