@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,subset,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,subset,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -39,6 +39,7 @@ def _config_from(args: argparse.Namespace) -> TrainConfig:
 def cmd_train(args: argparse.Namespace) -> int:
     from ace_core.checkpoint import CHECKPOINT_NAME, load_checkpoint
     from ace_core.events import JsonlSink
+    from ace_core.tensorboard_sink import with_tensorboard
     from ace_core.train import Trainer, write_summary
 
     out = Path(args.out)
@@ -50,7 +51,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     trainer = Trainer(config, out)  # validates and builds everything before touching files
     if args.resume:
         _truncate_logs(out, after_step=load_checkpoint(out / CHECKPOINT_NAME)["loop"]["step"])
-    sink = JsonlSink(out)
+    sink = with_tensorboard(JsonlSink(out), out)
     trainer.sink = sink
     try:
         result = trainer.run(resume=args.resume)
@@ -118,13 +119,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from ace_core.evaluate import evaluate
     from ace_core.events import JsonlSink
+    from ace_core.tensorboard_sink import with_tensorboard
     from ace_core.train import Trainer, write_summary
 
     out = Path(args.out) / time.strftime("demo-%Y%m%d-%H%M%S")
     print(f"Training SAC on {args.env} for {args.steps} steps -> {out}")
     trainer = Trainer(TrainConfig(env=args.env, steps=args.steps, seed=0), out)
-    trainer.sink = JsonlSink(out)
-    write_summary(out, trainer.run())
+    trainer.sink = with_tensorboard(JsonlSink(out), out)
+    try:
+        write_summary(out, trainer.run())
+    finally:
+        trainer.sink.close()
     print(f"Evaluating on the first {args.episodes} test episodes of {args.env} (seeds 0-{args.seeds - 1})")
     rows = []
     for spec in ("do-nothing", "reconnect", "greedy", f"sac:{out}"):
@@ -135,6 +140,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(
             f"  {rows[-1][0]:<11} survival {rows[-1][1]:6.1%}  reward {rows[-1][2]:8.1f}  p95 decision {rows[-1][3]:7.2f} ms"
         )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ace_core.l2rpn.export import export_run
+
+    meta = export_run(Path(args.run), Path(args.out))
+    print(json.dumps({"out": args.out, **{k: v for k, v in meta.items() if k != "load_scale"}}))
     return 0
 
 
@@ -177,7 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
         "train", help="train a SAC (or ACE) policy", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     train.add_argument(
-        "--out", required=True, help="run directory (checkpoint.pt, metrics.jsonl, events.jsonl)"
+        "--out",
+        required=True,
+        help="run directory (checkpoint.pt, metrics.jsonl, events.jsonl, tensorboard/)",
     )
     train.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     _add_config_flags(train)
@@ -228,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seeds", type=int, default=1)
     demo.add_argument("--out", default="runs")
     demo.set_defaults(func=cmd_demo)
+
+    export = sub.add_parser(
+        "export", help="write a run's policy as an L2RPN submission folder (make_agent, weights)"
+    )
+    export.add_argument("--run", required=True, help="run directory or checkpoint file")
+    export.add_argument("--out", required=True, help="new or empty folder for the submission")
+    export.set_defaults(func=cmd_export)
 
     subset = sub.add_parser(
         "subset", help="save a teacher's most frequent topology actions (for --action-subset)"

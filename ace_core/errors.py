@@ -23,3 +23,7 @@ class ActionIndexError(AceError, IndexError):
 
 class AgentSpecError(ConfigError):
     """An agent spec that names no known agent."""
+
+
+class ExportError(AceError):
+    """An agent export that cannot be written where asked."""

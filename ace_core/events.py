@@ -169,6 +169,32 @@ class MemorySink(NullSink):
         return [e for e in self.events if isinstance(e, kind)]
 
 
+class TeeSink:
+    """Reports every event to ``primary`` and to each of ``others`` (e.g. TensorBoard files);
+    ``primary`` alone answers :meth:`should_stop` and :meth:`is_approved`."""
+
+    def __init__(self, primary: EventSink, *others: EventSink) -> None:
+        self.primary = primary
+        self.others = others
+
+    def emit(self, event: Event) -> None:
+        self.primary.emit(event)
+        for sink in self.others:
+            sink.emit(event)
+
+    def should_stop(self) -> bool:
+        return self.primary.should_stop()
+
+    def is_approved(self, refinement_id: str) -> bool | None:
+        return self.primary.is_approved(refinement_id)
+
+    def close(self) -> None:
+        for sink in (self.primary, *self.others):
+            close = getattr(sink, "close", None)
+            if callable(close):
+                close()
+
+
 class JsonlSink(NullSink):
     """The CLI's sink: one JSON line per event in ``metrics.jsonl`` / ``events.jsonl``.
 

@@ -73,6 +73,7 @@ def run_ablations(
     command: str = "",
 ) -> dict:
     from ace_core.events import JsonlSink
+    from ace_core.tensorboard_sink import with_tensorboard
     from ace_core.train import Trainer, write_summary
 
     for name in variants:
@@ -89,7 +90,7 @@ def run_ablations(
                 print(f"[{time.strftime('%H:%M:%S')}] training {name} seed {seed} -> {run_dir}", flush=True)
                 resume = (run_dir / "checkpoint.pt").exists()
                 trainer = Trainer(config, run_dir)
-                sink = JsonlSink(run_dir)
+                sink = with_tensorboard(JsonlSink(run_dir), run_dir)
                 trainer.sink = sink
                 try:
                     write_summary(run_dir, trainer.run(resume=resume))

@@ -40,13 +40,14 @@ from ace_core.agents import greedy_search, reconnect_or_nothing, sac_config
 from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, save_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
-from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink
+from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink, TeeSink
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.rl.buffer import ReplayBuffer
 from ace_core.rl.sac import SAC
+from ace_core.tensorboard_sink import TensorBoardSink
 
 
 @dataclass
@@ -386,7 +387,12 @@ def write_summary(out_dir: Path, result: TrainResult) -> dict:
 def train(
     config: TrainConfig, sink: EventSink | None = None, out_dir: Path = Path("runs/run"), resume: bool = False
 ) -> TrainResult:
-    """Train (or resume) a run in ``out_dir``; see :class:`Trainer`."""
-    result = Trainer(config, out_dir, sink).run(resume=resume)
+    """Train (or resume) a run in ``out_dir``, with TensorBoard files beside its logs; see
+    :class:`Trainer`."""
+    tensorboard = TensorBoardSink(out_dir)
+    try:
+        result = Trainer(config, out_dir, TeeSink(sink or NullSink(), tensorboard)).run(resume=resume)
+    finally:
+        tensorboard.close()
     write_summary(out_dir, result)
     return result

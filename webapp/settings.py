@@ -85,9 +85,11 @@ INSTALLED_APPS = [
     "webapp.operations",
     "ninja",  # serves the API docs' Swagger UI from its own static files (no CDN)
     "webapp.api",
+    "webapp.monitoring",
 ]
 
 MIDDLEWARE = [
+    "webapp.monitoring.middleware.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -188,6 +190,14 @@ GRIDACE_EXPLAIN_MAX_TOKENS = int(env_number("GRIDACE_EXPLAIN_MAX_TOKENS", 96))
 # Requests per token ("N/s", "N/min" or "N/hour"), counted in Django's cache; largest body accepted.
 GRIDACE_API_RATE = os.environ.get("GRIDACE_API_RATE", "600/min")
 GRIDACE_API_MAX_BODY_BYTES = int(env_number("GRIDACE_API_MAX_BODY_BYTES", 64 * 1024))
+# --- metrics (webapp/monitoring) -------------------------------------------------------------
+# /metrics answers scrapers from these addresses or networks, or bearing this token; both empty
+# turns it off (404). Behind a reverse proxy REMOTE_ADDR is the proxy: prefer the token there.
+GRIDACE_METRICS_ALLOWED_IPS = env_list("GRIDACE_METRICS_ALLOWED_IPS", "127.0.0.1,::1")
+GRIDACE_METRICS_TOKEN = os.environ.get("GRIDACE_METRICS_TOKEN", "")
+# Worker processes (db_worker, live_feed) serve their own metrics (LLM calls) on this port; 0: off.
+GRIDACE_METRICS_WORKER_PORT = int(env_number("GRIDACE_METRICS_WORKER_PORT", 0))
+GRIDACE_METRICS_WORKER_ADDR = os.environ.get("GRIDACE_METRICS_WORKER_ADDR", "127.0.0.1")
 
 # --- auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

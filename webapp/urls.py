@@ -17,4 +17,5 @@ urlpatterns = [
     path("tokens/", include("webapp.api.urls")),
     path("api/v1/", api_urls()),
     path("admin/", admin.site.urls),
+    path("", include("webapp.monitoring.urls")),
 ]

@@ -25,6 +25,7 @@ import torch  # noqa: E402
 
 from ace_core.errors import ConfigError  # noqa: E402
 from ace_core.llm.backend import LLMError, check_generation, check_labels, check_messages  # noqa: E402
+from ace_core.llm.observe import observed  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 _DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
@@ -147,6 +148,7 @@ class LocalBackend:
         """Token ids of rendered text (the template already holds any special tokens)."""
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
+    @observed("local")
     @torch.inference_mode()
     def chat(self, messages: list[dict], *, max_new_tokens: int, temperature: float = 0.0) -> str:
         check_generation(max_new_tokens, temperature)
@@ -165,6 +167,7 @@ class LocalBackend:
             raise LLMError(f"{self.name}: generation failed: {error}") from error
         return self.tokenizer.decode(output[0, len(prompt_ids) :], skip_special_tokens=True).strip()
 
+    @observed("local")
     @torch.inference_mode()
     def choose(self, messages: list[dict], labels: list[str]) -> tuple[int, list[float]]:
         """The label with the highest log-probability as the start of the reply, and all scores.

@@ -28,6 +28,7 @@ from typing import Any
 
 from ace_core.errors import ConfigError
 from ace_core.llm.backend import NOT_SCORED, LLMError, check_generation, check_labels, check_messages
+from ace_core.llm.observe import observed
 
 ENV_BASE_URL = "GRIDACE_LLM_BASE_URL"
 ENV_MODEL = "GRIDACE_LLM_MODEL"
@@ -105,6 +106,7 @@ class OpenAICompatBackend:
     def __repr__(self) -> str:  # never shows the API key
         return f"OpenAICompatBackend(base_url={self.base_url!r}, model={self.model!r})"
 
+    @observed("openai")
     def chat(self, messages: list[dict], *, max_new_tokens: int, temperature: float = 0.0) -> str:
         check_generation(max_new_tokens, temperature)
         payload = {
@@ -115,6 +117,7 @@ class OpenAICompatBackend:
         }
         return _reply_text(self._request("/chat/completions", payload), self.model).strip()
 
+    @observed("openai")
     def choose(self, messages: list[dict], labels: list[str]) -> tuple[int, list[float]]:
         labels = check_labels(labels)
         payload: dict[str, Any] = {

@@ -19,6 +19,8 @@ from webapp.routing import websocket_urlpatterns
 
 PUBLIC = {"accounts:login", "accounts:logout"}
 """reachable signed out by design (logging out when signed out just returns to the login page)"""
+SCRAPERS = {"monitoring:metrics"}
+"""gated by address or token rather than by role (tests/webapp/monitoring/test_metrics.py)"""
 
 API_NAMESPACE = "api_v1"
 """/api/v1/: its schema and docs are public; every operation needs a token of the right role,
@@ -91,7 +93,7 @@ def _named_routes(patterns: list, namespace: str = "") -> set[str]:
 
 
 def test_the_tables_name_every_route():
-    assert _named_routes(get_resolver().url_patterns) == set(ROUTES) | PUBLIC
+    assert _named_routes(get_resolver().url_patterns) == set(ROUTES) | PUBLIC | SCRAPERS
     assert {pattern.name for pattern in websocket_urlpatterns} == set(SOCKETS)
 
 

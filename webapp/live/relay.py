@@ -24,6 +24,7 @@ from django.conf import settings
 
 from webapp.accounts.permissions import socket_user_may
 from webapp.live import broadcast
+from webapp.monitoring.metrics import websocket_closed, websocket_opened
 
 
 class RelayConsumer(AsyncWebsocketConsumer):
@@ -32,6 +33,8 @@ class RelayConsumer(AsyncWebsocketConsumer):
 
     group: str | None = None
     relay: asyncio.Task | None = None
+    counted: bool = False
+    """True once the socket is counted in the websockets gauge (accepted)"""
 
     # ----- what subclasses say ------------------------------------------------------------
     def group_for(self) -> str:
@@ -60,6 +63,8 @@ class RelayConsumer(AsyncWebsocketConsumer):
             await self.close()
             return
         await self.accept()
+        websocket_opened(self.scope["path"])
+        self.counted = True
         messages, cursor = opening
         for message in messages:
             await self.send(text_data=broadcast.encode(message))
@@ -67,6 +72,9 @@ class RelayConsumer(AsyncWebsocketConsumer):
             self.relay = asyncio.create_task(self._relay_from_db(cursor))
 
     async def disconnect(self, code: int) -> None:
+        if self.counted:
+            websocket_closed(self.scope["path"])
+            self.counted = False
         if self.relay is not None:
             self.relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):
