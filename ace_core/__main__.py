@@ -139,7 +139,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    from ace_core.grid.teacher import frequent_topologies, save_subset
+    from ace_core.subset import frequent_topologies, save_subset
 
     pairs = frequent_topologies(args.env, args.teacher, args.episodes, args.top, args.seed)
     save_subset(pairs, Path(args.save))
