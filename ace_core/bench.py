@@ -32,6 +32,7 @@ from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.recommend import recommend
+from ace_core.rl.buffer import Transition
 from ace_core.rl.sac import SAC
 from ace_core.train import Trainer
 
@@ -84,15 +85,17 @@ def bench_env(name: str, quick: bool = False) -> dict:
             o, o_next = collected[i % len(collected)], collected[(i + 1) % len(collected)]
             top = trainer.space.top_mask(o)
             trainer.buffer.add(
-                features(o),
-                top,
-                trainer._random_legal_action(top),
-                0.0,
-                features(o_next),
-                trainer.space.top_mask(o_next),
-                False,
-                config.gamma,
-                0.0,
+                Transition(
+                    features(o),
+                    top,
+                    trainer._random_legal_action(top),
+                    0.0,
+                    features(o_next),
+                    trainer.space.top_mask(o_next),
+                    False,
+                    config.gamma,
+                    0.0,
+                )
             )
         trainer._start_episode()
         started = time.perf_counter()

@@ -45,7 +45,7 @@ from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
-from ace_core.rl.buffer import ReplayBuffer
+from ace_core.rl.buffer import ReplayBuffer, Transition
 from ace_core.rl.sac import SAC
 
 
@@ -252,21 +252,14 @@ class Trainer:
         if self.pending is None:
             return
         p = self.pending
-        self.buffer.add(
-            p.obs,
-            p.mask,
-            p.action,
-            p.reward,
-            next_features,
-            next_mask,
-            done,
-            p.discount,
-            p.step_reward if p.step_reward is not None else 0.0,
+        step_reward = p.step_reward if p.step_reward is not None else 0.0
+        row = self.buffer.add(
+            Transition(
+                p.obs, p.mask, p.action, p.reward, next_features, next_mask, done, p.discount, step_reward
+            )
         )
         if self.ace is not None:
-            self.ace.note_stored(
-                p.episode_step, p.max_rho, p.action, p.step_reward if p.step_reward is not None else 0.0
-            )
+            self.ace.note_stored(row, p.episode_step, p.max_rho, p.action, step_reward)
         self.pending = None
 
     def _end_episode(self, info) -> None:

@@ -52,6 +52,7 @@ from ace_core.grid.text import action_text, state_text
 from ace_core.llm import prompts
 from ace_core.llm.backend import NOT_SCORED
 from ace_core.llm.lora import Sample
+from ace_core.rl.buffer import SOURCE_LLM, Transition
 
 MAX_CONSECUTIVE_ERRORS = 2
 """LLM errors in a row that end a refinement (a dead server should not cost five timeouts)."""
@@ -146,8 +147,9 @@ class Refinement:
     rl_reward: float = 0.0
     sample: Sample | None = None
     """(round-1 prompt, letter of the shortlist's best simulated option): a fine-tuning sample"""
-    transition: dict = field(default_factory=dict)
-    """obs, mask, action, reward, next_obs, next_mask, done, discount, rl_reward for the LLM buffer"""
+    transition: Transition | None = None
+    """the validated one-step transition for the LLM buffer (None unless accepted); its RL
+    counterpart's reward is ``rl_reward``"""
     options: list[int] = field(default_factory=list)
     """the shortlist of round 1, in the (shuffled) order of its letters"""
     scores: list[tuple[list[float], list[float] | None]] = field(default_factory=list)
@@ -419,17 +421,18 @@ class PolicyActor:
             event, decision, calls, llm_outcome, rl.reward, sample, options=options, scores=refinement_scores
         )
         if accepted:
-            refinement.transition = {
-                "obs": decision.features,
-                "mask": decision.mask,
-                "action": int(llm_index),
-                "reward": llm_outcome.reward,
-                "next_obs": llm_outcome.next_features,
-                "next_mask": llm_outcome.next_mask,
-                "done": False,
-                "discount": self.gamma,
-                "rl_reward": rl.reward,
-            }
+            refinement.transition = Transition(
+                obs=decision.features,
+                mask=decision.mask,
+                action=int(llm_index),
+                reward=llm_outcome.reward,
+                next_obs=llm_outcome.next_features,
+                next_mask=llm_outcome.next_mask,
+                done=False,
+                discount=self.gamma,
+                step_reward=llm_outcome.reward,
+                source=SOURCE_LLM,
+            )
         return refinement
 
 

@@ -37,7 +37,7 @@ from ace_core.grid.text import action_text
 from ace_core.llm.actor import ActorConfig, Decision, PolicyActor, RandomChooser, adapter_number
 from ace_core.llm.critic import CriticConfig, TracedDecision, Trajectory, ValueCritic, select
 from ace_core.llm.lora import FinetuneConfig, Sample, export_jsonl, finetune
-from ace_core.rl.buffer import ReplayBuffer
+from ace_core.rl.buffer import SOURCE_LLM, ReplayBuffer, RowOverwrittenError, Transition
 from ace_core.rl.mixed_buffer import MixedBuffer, priority
 from ace_core.rl.sac import SAC
 
@@ -58,9 +58,21 @@ class Awaiting:
     """An accepted refinement waiting for a reviewer (``require_approval``)."""
 
     refinement_id: str
-    transition: dict
+    transition: Transition
     sample: Sample | None
     priority: float
+    rl_reward: float
+    """one-step simulated reward of the RL action the refinement replaces"""
+
+    @classmethod
+    def from_state(cls, state: dict) -> Awaiting:
+        transition = state["transition"]
+        if isinstance(transition, dict):  # checkpoints written before transitions were typed
+            transition = dict(transition)
+            rl_reward = transition.pop("rl_reward")
+            transition = Transition(**transition, step_reward=transition["reward"], source=SOURCE_LLM)
+            return cls(**{**state, "transition": transition, "rl_reward": rl_reward})
+        return cls(**state)
 
 
 def make_chooser(config: TrainConfig):
@@ -131,7 +143,6 @@ class CoEvolution:
         self.criticised: set[int] = set()
         self.awaiting: list[Awaiting] = []
         self.samples: list[tuple[float, Sample]] = []
-        self.stored = 0
         self.counts = dict.fromkeys(
             (
                 "calls",
@@ -167,10 +178,11 @@ class CoEvolution:
         if len(self.window) > WINDOW_LIMIT:
             self.window.pop(0)
 
-    def note_stored(self, episode_step: int, max_rho: float, action: int, step_reward: float) -> None:
-        """A transition went into the replay buffer (as its ``self.stored``-th row ever)."""
-        self.trajectory.append(TracedDecision(episode_step, self.stored, max_rho, action, step_reward))
-        self.stored += 1
+    def note_stored(
+        self, row: int, episode_step: int, max_rho: float, action: int, step_reward: float
+    ) -> None:
+        """A transition went into the replay buffer as ``row``."""
+        self.trajectory.append(TracedDecision(episode_step, row, max_rho, action, step_reward))
 
     def end_episode(self, episode: int, survived: int, max_steps: int) -> None:
         if self.trajectory:
@@ -223,17 +235,16 @@ class CoEvolution:
                 refinement_id,
                 refinement.transition,
                 refinement.sample,
-                self.buffer_priority(refinement.transition),
+                self.buffer_priority(refinement.transition.reward, refinement.rl_reward),
+                refinement.rl_reward,
             )
             if self.config.require_approval:
                 self.awaiting.append(awaiting)
             else:
                 self._admit(awaiting, step)
 
-    def buffer_priority(self, transition: dict) -> float:
-        return priority(
-            transition["reward"], transition["rl_reward"], self.buffer.temperature, self.buffer.max_weight
-        )
+    def buffer_priority(self, reward: float, rl_reward: float) -> float:
+        return priority(reward, rl_reward, self.buffer.temperature, self.buffer.max_weight)
 
     def poll_approvals(self, step: int) -> None:
         still = []
@@ -248,18 +259,7 @@ class CoEvolution:
         self.awaiting = still
 
     def _admit(self, awaiting: Awaiting, step: int) -> None:
-        t = awaiting.transition
-        self.buffer.add_refinement(
-            t["obs"],
-            t["mask"],
-            t["action"],
-            t["reward"],
-            t["next_obs"],
-            t["next_mask"],
-            t["done"],
-            t["discount"],
-            t["rl_reward"],
-        )
+        self.buffer.add_refinement(awaiting.transition, awaiting.rl_reward)
         self.counts["approved"] += 1
         if awaiting.sample is not None:
             self.samples.append((awaiting.priority, awaiting.sample))
@@ -287,10 +287,11 @@ class CoEvolution:
         applied = []
         for adjustment in result.adjustments:
             decision = by_step[adjustment.step]
-            if self.stored - decision.serial > self.buffer.rl.capacity:
+            try:
+                self.buffer.rl.shape_reward(decision.row, adjustment.value)
+            except RowOverwrittenError:
                 result.refused.append(f"step {adjustment.step}: its transition has left the replay buffer")
                 continue
-            self.buffer.rl.rewards[decision.serial % self.buffer.rl.capacity] += adjustment.value
             self.counts["shapings"] += 1
             applied.append(asdict(adjustment))
             self.sink.emit(
@@ -389,26 +390,39 @@ class CoEvolution:
             "criticised": sorted(self.criticised),
             "awaiting": [vars(a).copy() for a in self.awaiting],
             "samples": list(self.samples),
-            "stored": self.stored,
             "counts": dict(self.counts),
             "adapter": self.adapter,
             "stats": {k: list(v) for k, v in self._window_stats.items()},
             "chooser_rng": self.llm.rng.bit_generator.state if isinstance(self.llm, RandomChooser) else None,
         }
 
+    def _traced_decision_loader(self, state: dict):
+        """TracedDecision from its checkpointed dict. Checkpoints written before the buffer
+        counted its rows kept a ``serial`` per decision and a ``stored`` count beside the buffer;
+        both count the same decisions, so a serial is a row once shifted by their difference."""
+        if "stored" not in state:
+            return lambda d: TracedDecision(**d)
+        shift = state["stored"] - self.buffer.rl.added
+
+        def legacy(d: dict) -> TracedDecision:
+            d = dict(d)
+            serial = d.pop("serial")
+            return TracedDecision(**d, row=serial - shift)
+
+        return legacy
+
     def load_state_dict(self, state: dict) -> None:
         """Restore; call once the env is back at the checkpoint's step (observations re-attach to it)."""
         self.buffer.load_state_dict(state["llm_buffer"])
         self.window = [Decision(**{**d, "obs": thaw_obs(d["obs"], self.env)}) for d in state["window"]]
-        self.trajectory = [TracedDecision(**d) for d in state["trajectory"]]
+        traced = self._traced_decision_loader(state)
+        self.trajectory = [traced(d) for d in state["trajectory"]]
         self.finished = [
-            Trajectory(**{**t, "decisions": [TracedDecision(**d) for d in t["decisions"]]})
-            for t in state["finished"]
+            Trajectory(**{**t, "decisions": [traced(d) for d in t["decisions"]]}) for t in state["finished"]
         ]
         self.criticised = set(state["criticised"])
-        self.awaiting = [Awaiting(**a) for a in state["awaiting"]]
+        self.awaiting = [Awaiting.from_state(a) for a in state["awaiting"]]
         self.samples = list(state["samples"])
-        self.stored = state["stored"]
         self.counts = dict(state["counts"])
         self._window_stats = {k: list(v) for k, v in state["stats"].items()}
         if state["chooser_rng"] is not None and isinstance(self.llm, RandomChooser):

@@ -83,8 +83,8 @@ class TracedDecision:
 
     step: int
     """step within the episode"""
-    serial: int
-    """how many transitions the replay buffer had received before this one (row = serial % capacity)"""
+    row: int
+    """its row in the replay buffer (what ``ReplayBuffer.add`` returned)"""
     max_rho: float
     action: int
     step_reward: float

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer
+from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer, Transition
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -19,7 +19,7 @@ def _bandit(space, rng, n=512, obs_size=6):
         obs[c] = 1.0
         action = good[c] if rng.random() < 0.3 else int(rng.integers(space.n))
         reward = 1.0 if action == good[c] else 0.0
-        buffer.add(obs, mask, action, reward, obs, mask, True, 0.99, reward)
+        buffer.add(Transition(obs, mask, action, reward, obs, mask, True, 0.99, reward))
     return buffer, good, mask
 
 
