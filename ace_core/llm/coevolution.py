@@ -1,7 +1,8 @@
 """The ACE half of a training run: LLM actor and critic passes, approvals, mixed buffer, LoRA rounds.
 
-The trainer owns the environment loop and calls a few hooks; this object owns everything the LLM
-adds, and checkpoints it so that a resumed run is identical to an uninterrupted one:
+The trainer owns the environment loop and calls the hooks of :mod:`ace_core.extension`; this
+extension owns everything the LLM adds, and checkpoints it (under ``ace``) so that a resumed run is
+identical to an uninterrupted one. SAC samples from its mixed buffer (``replay``).
 
 - ``note_decision`` / ``note_step_reward``: a decision whose first step reward is below ``r_bar``
   joins the actor's window, with a copy of its observation (frozen to bytes in checkpoints);
@@ -30,6 +31,7 @@ import numpy as np
 
 from ace_core.config import TrainConfig
 from ace_core.events import EventSink, FinetuneEvent, ShapingEvent
+from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.snapshot import freeze_obs, thaw_obs
@@ -86,7 +88,9 @@ def make_chooser(config: TrainConfig):
     return make_backend("openai", config.llm_model, timeout=config.llm_timeout)
 
 
-class CoEvolution:
+class CoEvolution(TrainerExtension):
+    name = "ace"
+
     def __init__(
         self,
         config: TrainConfig,
@@ -163,6 +167,12 @@ class CoEvolution:
         self._window_stats: dict[str, list[float]] = {}
 
     # ----- hooks called by the trainer -----
+    def use_sink(self, sink: EventSink) -> None:
+        self.sink = sink
+
+    def replay(self, buffer: ReplayBuffer) -> MixedBuffer:
+        return self.buffer
+
     def note_decision(
         self, step: int, episode: int, obs, features: np.ndarray, mask: np.ndarray, action: int
     ):
