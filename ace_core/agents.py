@@ -30,7 +30,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import Simulated, simulate_many
+from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
 from ace_core.rl.sac import SAC, SACConfig
 
 AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR", "sac-checked:RUN_DIR[:K]")
@@ -105,10 +105,8 @@ def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
 
 def _max_rho(outcome: Simulated) -> float:
     """Max rho one step after an action; infinity for a game over or an illegal action."""
-    rho, _, done, info = outcome
-    if done or info.get("is_illegal") or info.get("exception"):
-        return float("inf")
-    return float(rho.max())
+    max_rho = max_rho_after(outcome)
+    return float("inf") if max_rho is None else max_rho
 
 
 def best_simulated(obs, space: ActionSpace, g2op_space, candidates: list[int]) -> tuple[int, float]:

@@ -34,7 +34,7 @@ import torch
 from tqdm import tqdm
 
 from ace_core.agents import reconnect_or_nothing, sac_config
-from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, save_checkpoint
+from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink
@@ -307,12 +307,7 @@ class Trainer:
 
     # ----- checkpoints -----
     def _checkpoint(self) -> Path:
-        state = {
-            "config": self.config.to_dict(),
-            "fingerprint": self.space.fingerprint(),
-            "subset": self.space.subset,
-            "sac": self.sac.state_dict(),
-            "features": self.features.state_dict(),
+        training = {
             "buffer": self.buffer.state_dict(),
             "loop": {
                 "step": self.step,
@@ -327,10 +322,16 @@ class Trainer:
                 "torch": torch.get_rng_state(),
                 "python": random.getstate(),
             },
+            **{extension.name: extension.state_dict() for extension in self.extensions},
         }
-        for extension in self.extensions:
-            state[extension.name] = extension.state_dict()
-        path = save_checkpoint(state, self.out_dir / CHECKPOINT_NAME)
+        path = write_checkpoint(
+            self.out_dir / CHECKPOINT_NAME,
+            config=self.config.to_dict(),
+            space=self.space,
+            features=self.features,
+            sac=self.sac,
+            **training,
+        )
         self.sink.emit(CheckpointEvent(step=self.step, path=str(path)))
         return path
 

@@ -47,7 +47,15 @@ import numpy as np
 from ace_core.events import RefinementEvent, RoundRecord
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import Simulated, simulate_many
+from ace_core.grid.simulate import (
+    GAME_OVER,
+    ILLEGAL,
+    SIMULATION_ERROR,
+    Simulated,
+    failure,
+    max_rho_after,
+    simulate_many,
+)
 from ace_core.grid.text import action_text, state_text
 from ace_core.llm import prompts
 from ace_core.llm.backend import NOT_SCORED
@@ -463,13 +471,14 @@ def near_loaded_lines(obs, space: ActionSpace, n_lines: int = 3) -> list[int]:
 
 def _outcome(simulated: Simulated) -> Outcome:
     rho, reward, done, info = simulated
-    if info.get("is_illegal"):
+    why = failure(simulated)
+    if why == ILLEGAL:
         return Outcome(reward, None, done, "illegal action")
-    if done:
+    if why == GAME_OVER:
         return Outcome(reward, None, True, "game over in simulation")
-    if info.get("exception"):
+    if why == SIMULATION_ERROR:
         return Outcome(reward, None, done, f"simulation error: {info['exception'][0]}")
-    return Outcome(reward, float(np.max(rho)), False, "")
+    return Outcome(reward, max_rho_after(simulated), False, "")
 
 
 def _texts(space: ActionSpace, indices: list[int]) -> list[str]:
