@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.agents import sac_config
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
@@ -64,7 +63,7 @@ def bench_env(name: str, quick: bool = False) -> dict:
     step_s = (time.perf_counter() - started) / n_steps
 
     # act path
-    sac = SAC(features.size, space, sac_config(TrainConfig(env=name), space))
+    sac = SAC(features.size, space, TrainConfig(env=name).sac)
     n_act = 200 if quick else 2000
     started = time.perf_counter()
     for i in range(n_act):
@@ -93,7 +92,7 @@ def bench_env(name: str, quick: bool = False) -> dict:
                     features(o_next),
                     trainer.space.top_mask(o_next),
                     False,
-                    config.gamma,
+                    config.sac.gamma,
                     0.0,
                 )
             )

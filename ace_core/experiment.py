@@ -285,7 +285,7 @@ def _write_outputs(
             f"{_fmt(e['first_round_lora_mean'], e['first_round_lora_std'], 2)} | {_fmt(e['shapings_mean'], e['shapings_std'], 0)} | "
             f"{_fmt(e['refine_seconds_mean'], e['refine_seconds_std'], 1)} | {_fmt(e['train_minutes_mean'], e['train_minutes_std'], 1)} |"
         )
-    changed = {k: v for k, v in base.to_dict().items() if v != getattr(TrainConfig(), k)}
+    changed = {k: v for k, v in base.to_dict().items() if v != TrainConfig().get(k)}
     lines += [
         "",
         "Learning curves: `curves.svg` (data in `curves.csv`); one row per run in `runs.csv`.",

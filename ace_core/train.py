@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ace_core.agents import reconnect_or_nothing, sac_config
+from ace_core.agents import reconnect_or_nothing
 from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
@@ -99,7 +99,7 @@ class Trainer:
         self.scenarios = scenarios(self.env, "train")
         if not self.scenarios:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
-        self.sac = SAC(self.features.size, self.space, sac_config(config, self.space))
+        self.sac = SAC(self.features.size, self.space, config.sac)
         self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
         self.teacher = ExpertTeacher(config, self.space, self.env.action_space, self.sac, self.rng)
         self.ace = self._coevolution()
@@ -201,7 +201,7 @@ class Trainer:
         self.step += 1
         if self.pending is not None:
             first = self.pending.step_reward is None
-            self.pending.add(float(reward), config.gamma)
+            self.pending.add(float(reward), config.sac.gamma)
             if first:
                 for extension in self.extensions:
                     extension.note_step_reward(float(reward))
@@ -326,7 +326,7 @@ class Trainer:
         }
         path = write_checkpoint(
             self.out_dir / CHECKPOINT_NAME,
-            config=self.config.to_dict(),
+            config=self.config.full_dict(),
             space=self.space,
             features=self.features,
             sac=self.sac,
@@ -337,10 +337,10 @@ class Trainer:
 
     def _restore(self, state: dict) -> None:
         check_same_space(state, self.space.fingerprint(), str(self.out_dir))
-        saved = TrainConfig.from_dict(state["config"])
-        saved.steps = self.config.steps  # the only setting a resume may change: how far to go
-        if saved != self.config:
-            changed = [k for k, v in saved.to_dict().items() if getattr(self.config, k) != v]
+        # the only setting a resume may change is how far to go; settings added since the
+        # checkpoint was written are not in it, and keep this config's values
+        changed = [name for name in self.config.differences(state["config"]) if name != "steps"]
+        if changed:
             raise CheckpointError(f"resume must use the run's settings; these differ: {', '.join(changed)}")
         self.sac.load_state_dict(state["sac"])
         self.buffer.load_state_dict(state["buffer"])

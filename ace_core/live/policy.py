@@ -6,7 +6,6 @@ from pathlib import Path
 
 import torch
 
-from ace_core.agents import sac_config
 from ace_core.checkpoint import write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
@@ -23,5 +22,5 @@ def untrained_policy(env_name: str, path: Path, *, hidden: int = 64, env=None) -
     features = FeatureBuilder(env)
     config = TrainConfig(env=env_name, hidden=hidden)
     torch.manual_seed(0)
-    sac = SAC(features.size, space, sac_config(config, space))
-    return write_checkpoint(Path(path), config=config.to_dict(), space=space, features=features, sac=sac)
+    sac = SAC(features.size, space, config.sac)
+    return write_checkpoint(Path(path), config=config.full_dict(), space=space, features=features, sac=sac)

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ace_core.config.sections import ActorConfig
 from ace_core.events import RefinementEvent, RoundRecord
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
@@ -89,24 +90,6 @@ class RandomChooser:
 
     def choose(self, messages: list[dict], labels: list[str]) -> tuple[int, list[float]]:
         return int(self.rng.integers(len(labels))), [0.0] * len(labels)
-
-
-@dataclass
-class ActorConfig:
-    rounds: int = 5
-    """think-simulate-retry rounds per refinement (the paper's five)"""
-    candidates: int = 6
-    """options listed to the LLM (letters A, B, ...); the held-out measurements used 12"""
-    policy_top_k: int = 3
-    """of which at most this many come from the policy's most likely actions"""
-    loaded_lines: int = 3
-    """the rest are topologies at the ends of this many most loaded lines (and reconnections)"""
-    calibrate: bool = False
-    """choose by log p(letter | prompt) - log p(letter | content-free prompt) (contextual calibration;
-    off by default: on held-out cases it lowered the acceptance, see docs/ace.md); letters only"""
-    answer: str = "text"
-    """how the LLM names its choice: the option's text, or the option's letter (``config.ACTOR_ANSWERS``;
-    text by default: fine-tuning on letters learns positions, on texts it learns actions, docs/ace.md)"""
 
 
 @dataclass

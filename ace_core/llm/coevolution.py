@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +36,9 @@ from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.snapshot import freeze_obs, thaw_obs
 from ace_core.grid.text import action_text
-from ace_core.llm.actor import ActorConfig, Decision, PolicyActor, RandomChooser, adapter_number
-from ace_core.llm.critic import CriticConfig, TracedDecision, Trajectory, ValueCritic, select
-from ace_core.llm.lora import FinetuneConfig, Sample, export_jsonl, finetune
+from ace_core.llm.actor import Decision, PolicyActor, RandomChooser, adapter_number
+from ace_core.llm.critic import TracedDecision, Trajectory, ValueCritic, select
+from ace_core.llm.lora import Sample, export_jsonl, finetune
 from ace_core.rl.buffer import SOURCE_LLM, ReplayBuffer, RowOverwrittenError, Transition
 from ace_core.rl.mixed_buffer import MixedBuffer, priority
 from ace_core.rl.sac import SAC
@@ -53,6 +53,19 @@ FINISHED_EPISODES_KEPT = 16
 """Finished trajectories the critic may still pick from."""
 LLM_BUFFER_LIMIT = 20_000
 """Capacity of the LLM buffer (refinements are few: hundreds per run in the paper)."""
+COUNTS = (
+    "calls",
+    "refinements",
+    "accepted",
+    "approved",
+    "rejected",
+    "shapings",
+    "critic_calls",
+    "critic_refused",
+    "finetunes",
+    "since_finetune",
+)
+"""What a run counts (reported as ``llm/<name>``, but ``since_finetune``)."""
 
 
 @dataclass
@@ -119,26 +132,15 @@ class CoEvolution(TrainerExtension):
             space,
             env.action_space,
             features,
-            ActorConfig(
-                rounds=config.actor_rounds,
-                candidates=config.actor_candidates,
-                calibrate=config.llm_calibrate,
-                answer=config.actor_answer,
-            ),
-            gamma=config.gamma,
+            config.llm_actor,
+            gamma=config.sac.gamma,
             policy_top_k=lambda f, m, k: [i for i, _ in sac.policy(f, m).top_k(k)],
         )
         self.critic = ValueCritic(
             self.llm,
             lambda index: action_text(space, index),
-            CriticConfig(
-                k=config.shaping_k,
-                threshold=config.critic_threshold,
-                selection=config.trajectory_selection,
-                prefill=config.llm == "local",
-                format=config.critic_format,
-                choice_key_steps=config.critic_key_steps,
-            ),
+            # servers may not continue a prefilled reply; local models do
+            replace(config.llm_critic, prefill=config.llm == "local"),
         )
         # --- state (all of it checkpointed) ---
         self.window: list[Decision] = []
@@ -147,21 +149,7 @@ class CoEvolution(TrainerExtension):
         self.criticised: set[int] = set()
         self.awaiting: list[Awaiting] = []
         self.samples: list[tuple[float, Sample]] = []
-        self.counts = dict.fromkeys(
-            (
-                "calls",
-                "refinements",
-                "accepted",
-                "approved",
-                "rejected",
-                "shapings",
-                "critic_calls",
-                "critic_refused",
-                "finetunes",
-                "since_finetune",
-            ),
-            0,
-        )
+        self.counts = dict.fromkeys(COUNTS, 0)
         self.adapter = ""
         self._last: tuple | None = None
         self._window_stats: dict[str, list[float]] = {}
@@ -283,7 +271,7 @@ class CoEvolution(TrainerExtension):
         if self.budget_left < self.critic.config.calls_per_trajectory():
             return
         pool = [t for t in self.finished if t.episode not in self.criticised]
-        chosen = select(pool, self.config.trajectory_selection, self.config.critic_threshold, 1)
+        chosen = select(pool, self.critic.config.selection, self.critic.config.threshold, 1)
         if not chosen:
             return
         trajectory = chosen[0]
@@ -344,7 +332,7 @@ class CoEvolution(TrainerExtension):
                 self.llm,
                 best,
                 folder,
-                FinetuneConfig(max_steps=self.config.finetune_max_steps, seed=self.config.seed),
+                replace(self.config.finetune, seed=self.config.seed),
             )
         except Exception as error:  # noqa: BLE001 - a failed round keeps the previous adapter
             log.warning("LoRA round failed, keeping the previous adapter: %s", error)

@@ -14,42 +14,23 @@ DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves 
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch.nn import functional as F
 
+from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.rl.buffer import SOURCE_LLM, Batch
-from ace_core.rl.heads import make_heads
-
-
-@dataclass
-class SACConfig:
-    head: str = "flat"
-    """flat or factorised (see ace_core.rl.heads)"""
-    hidden: int = 256
-    """width of the hidden layers"""
-    gamma: float = 0.99
-    """discount per environment step"""
-    tau: float = 0.005
-    """target network smoothing coefficient"""
-    policy_lr: float = 3e-4
-    """actor learning rate"""
-    q_lr: float = 3e-4
-    """critic learning rate"""
-    target_entropy_scale: float = 0.25
-    """target entropy = scale * log(number of actions)"""
-    max_grad_norm: float = 10.0
-    """gradient norm clipping for actor and critics (keeps Q from running away early)"""
-    imitation: float = 0.0
-    """weight of the behaviour-cloning term on LLM rows, w * -log pi(a_llm | s) (0: off)"""
+from ace_core.rl.heads import make_heads, resolve_head
 
 
 class SAC:
     def __init__(self, obs_size: int, space: ActionSpace, config: SACConfig) -> None:
+        # "auto" becomes the head this space gets, so a saved config names the head it built
+        config = dataclasses.replace(config, head=resolve_head(config.head, space))
         self.config = config
         self.space = space
         self.actor, self.qf1, self.qf2, self.qf1_target, self.qf2_target, self.layout = make_heads(
