@@ -24,7 +24,7 @@ from torch.nn import functional as F
 from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.rl.buffer import SOURCE_LLM, Batch
-from ace_core.rl.heads import make_heads, resolve_head
+from ace_core.rl.heads import make_heads, pick_factorised, pick_flat, resolve_head
 
 
 class SAC:
@@ -112,27 +112,16 @@ class SAC:
         """
         out = self._numpy_actor(features)
         if self.config.head == "flat":
-            logits = np.where(top_mask[self.space.top_of_action], out, -np.inf)
-            if rng is not None:
-                logits = logits - np.log(-np.log(rng.random(len(logits))))
-            return int(np.argmax(logits))
+            return pick_flat(np.where(top_mask[self.space.top_of_action], out, -np.inf), rng)
         n_top = self.space.n_top
         top_logits = np.where(top_mask, out[:n_top], -np.inf)
-        bit_logits = out[n_top:]
-        if rng is not None:
-            top_logits = top_logits - np.log(-np.log(rng.random(n_top)))
-        top = int(np.argmax(top_logits))
-        if self.space.top_sub[top] < 0:
-            return top
-        for _ in range(20 if rng is not None else 1):
-            if rng is None:
-                bits = (bit_logits > 0).astype(np.int64)
-            else:
-                bits = (rng.random(len(bit_logits)) < 1.0 / (1.0 + np.exp(-bit_logits))).astype(np.int64)
-            index = self.layout.index_of(top, bits)
-            if index is not None:
-                return index
-        return self.policy(features, top_mask)._best_in(top)
+        return pick_factorised(
+            top_logits,
+            out[n_top:],
+            self.layout,
+            rng,
+            lambda top: self.policy(features, top_mask)._best_in(top),
+        )
 
     def _numpy_actor(self, x: np.ndarray) -> np.ndarray:
         if self._actor_weights is None:
