@@ -149,6 +149,13 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         """Return self, or raise ConfigError naming the first bad field."""
+        self._check_run()
+        self._check_learning()
+        self._check_teacher()
+        self._check_llm()
+        return self
+
+    def _check_run(self) -> None:
         from ace_core.grid.envs import available_env_names
 
         names = available_env_names()
@@ -162,6 +169,8 @@ class TrainConfig:
             raise ConfigError(
                 f"action_subset {self.action_subset!r} is not a file; give a file of action indices or leave it empty"
             )
+
+    def _check_learning(self) -> None:
         in_range("hidden", self.sac.hidden, 8, 4096)
         in_range("gamma", self.sac.gamma, 0.0, 1.0)
         in_range("tau", self.sac.tau, 0.0, 1.0)
@@ -180,6 +189,8 @@ class TrainConfig:
         in_range("checkpoint_every", self.checkpoint_every, 1, MAX_STEPS)
         in_range("log_every", self.log_every, 1, MAX_STEPS)
         in_range("torch_threads", self.torch_threads, 1, 256)
+
+    def _check_teacher(self) -> None:
         in_range("teacher_prob", self.teacher_prob, 0.0, 1.0)
         in_range("teacher_steps", self.teacher_steps, 1, MAX_STEPS)
         in_range("teacher_top_k", self.teacher_top_k, 0, 64)
@@ -189,6 +200,8 @@ class TrainConfig:
                 "teacher_prob > 0 needs candidates for the expert to simulate; "
                 "set teacher_top_k or teacher_budget above 0 (or teacher_prob=0)"
             )
+
+    def _check_llm(self) -> None:
         one_of("llm", self.llm, LLM_BACKENDS)
         in_range("r_bar", self.r_bar, -10.0, 10.0)
         in_range("shaping_k", self.llm_critic.k, 0.0, 10.0)
@@ -220,7 +233,6 @@ class TrainConfig:
                 "llm='random' is the actor control and has no language model for the critic; "
                 "add --no-critic (critic=False) or choose llm local or openai"
             )
-        return self
 
     def to_dict(self) -> dict[str, Any]:
         """The flat settings (what the CLI, the web form and a run's record use)."""

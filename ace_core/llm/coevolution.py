@@ -30,15 +30,16 @@ from pathlib import Path
 import numpy as np
 
 from ace_core.config import TrainConfig
-from ace_core.events import EventSink, FinetuneEvent, ShapingEvent
+from ace_core.events import EventSink, ShapingEvent
 from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.snapshot import freeze_obs, thaw_obs
 from ace_core.grid.text import action_text
-from ace_core.llm.actor import Decision, PolicyActor, RandomChooser, adapter_number
+from ace_core.llm.actor import Decision, PolicyActor, RandomChooser
 from ace_core.llm.critic import TracedDecision, Trajectory, ValueCritic, select
-from ace_core.llm.lora import Sample, export_jsonl, finetune
+from ace_core.llm.lora import Sample
+from ace_core.llm.lora_round import lora_round
 from ace_core.rl.buffer import SOURCE_LLM, ReplayBuffer, RowOverwrittenError, Transition
 from ace_core.rl.mixed_buffer import MixedBuffer, priority
 from ace_core.rl.sac import SAC
@@ -316,50 +317,19 @@ class CoEvolution(TrainerExtension):
     def finetune_round(self, step: int) -> None:
         self.counts["since_finetune"] = 0
         best = [s for _, s in sorted(self.samples, key=lambda p: -p[0])[: self.config.finetune_every]]
-        folder = self.out_dir / "adapters"
-        if not getattr(self.llm, "supports_finetuning", False):
-            reason = f"{self.llm.name} cannot be fine-tuned from here"
-            path = ""
-            if self.config.llm == "openai":
-                path = str(export_jsonl(best, folder / f"samples-step{step:08d}.jsonl"))
-                reason += f"; {len(best)} samples exported to {path} for the server's own fine-tuning"
-            log.info("LoRA round skipped: %s", reason)
-            self.sink.emit(FinetuneEvent(step, 0, len(best), 0.0, None, path, skipped_reason=reason))
-            return
-        started = time.perf_counter()
-        try:
-            result = finetune(
-                self.llm,
-                best,
-                folder,
-                replace(self.config.finetune, seed=self.config.seed),
-            )
-        except Exception as error:  # noqa: BLE001 - a failed round keeps the previous adapter
-            log.warning("LoRA round failed, keeping the previous adapter: %s", error)
-            self.sink.emit(
-                FinetuneEvent(
-                    step,
-                    adapter_number(self.adapter and Path(self.adapter).name),
-                    len(best),
-                    time.perf_counter() - started,
-                    None,
-                    self.adapter,
-                    skipped_reason=f"failed: {type(error).__name__}: {error}"[:500],
-                )
-            )
-            return
-        self.adapter = str(result.adapter_path)
-        self.counts["finetunes"] += 1
-        self.sink.emit(
-            FinetuneEvent(
-                step,
-                adapter_number(result.adapter_path.name),
-                result.samples,
-                result.seconds,
-                result.loss_after,
-                self.adapter,
-            )
+        adapter = lora_round(
+            self.llm,
+            best,
+            self.out_dir / "adapters",
+            replace(self.config.finetune, seed=self.config.seed),
+            step=step,
+            adapter=self.adapter,
+            export=self.config.llm == "openai",
+            sink=self.sink,
         )
+        if adapter is not None:
+            self.adapter = adapter
+            self.counts["finetunes"] += 1
 
     # ----- reporting -----
     def _stat(self, key: str, value: float) -> None:
