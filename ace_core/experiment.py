@@ -240,14 +240,8 @@ def _write_outputs(
     eval_seeds: tuple[int, ...],
     command: str,
 ) -> None:
-    with open(out / "runs.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(runs[0]))
-        writer.writeheader()
-        writer.writerows(runs)
-    with open(out / "ablations.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
+    _write_rows(out / "runs.csv", runs)
+    _write_rows(out / "ablations.csv", table)
     curves = _curves(out, runs, variants)
     with open(out / "curves.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -262,6 +256,27 @@ def _write_outputs(
             "fraction of episode survived",
         )
     )
+    (out / "ablations.md").write_text(
+        "\n".join(_markdown(base, table, seeds, eval_episodes, eval_seeds, command)) + "\n"
+    )
+
+
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _markdown(
+    base: TrainConfig,
+    table: list[dict],
+    seeds: int,
+    eval_episodes: int | None,
+    eval_seeds: tuple[int, ...],
+    command: str,
+) -> list[str]:
+    """The lines of ``ablations.md``: what was run, the table, the settings and the command."""
     lines = [
         f"# ACE ablations on {base.env}",
         "",
@@ -298,7 +313,7 @@ def _write_outputs(
         command or "python -m ace_core experiment ablations ...",
         "```",
     ]
-    (out / "ablations.md").write_text("\n".join(lines) + "\n")
+    return lines
 
 
 def command_line() -> str:
