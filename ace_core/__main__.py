@@ -12,27 +12,35 @@ import json
 import sys
 from pathlib import Path
 
-from ace_core.config import TrainConfig, field_docs
+from ace_core.config import TrainConfig, config_fields
 from ace_core.errors import AceError, CheckpointError, ConfigError
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends each argument's default, except to required ones and where the help already names
+    it: the config flags, whose argparse default is None so that only the flags given override
+    the config."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.required or "(default: " in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _add_config_flags(parser: argparse.ArgumentParser) -> None:
-    docs = field_docs()
-    defaults = TrainConfig()
-    for f in dataclasses.fields(TrainConfig):
+    for f in config_fields():
         flag = "--" + f.name.replace("_", "-")
-        default = getattr(defaults, f.name)
-        help_text = f"{docs.get(f.name, '')} (default: {default})"
-        if isinstance(default, bool):
+        help_text = f"{f.doc} (default: {f.default})".replace("%", "%%")
+        if f.type is bool:
             parser.add_argument(
                 flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=help_text
             )
         else:
-            parser.add_argument(flag, dest=f.name, type=type(default), default=None, help=help_text)
+            parser.add_argument(flag, dest=f.name, type=f.type, default=None, help=help_text)
 
 
 def _config_from(args: argparse.Namespace) -> TrainConfig:
-    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    values = {f.name: getattr(args, f.name) for f in config_fields()}
     return TrainConfig(**{k: v for k, v in values.items() if v is not None})
 
 
@@ -152,7 +160,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    from ace_core.grid.teacher import frequent_topologies, save_subset
+    from ace_core.subset import frequent_topologies, save_subset
 
     pairs = frequent_topologies(args.env, args.teacher, args.episodes, args.top, args.seed)
     save_subset(pairs, Path(args.save))
@@ -186,9 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser(
-        "train", help="train a SAC (or ACE) policy", formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    train = sub.add_parser("train", help="train a SAC (or ACE) policy", formatter_class=_DefaultsFormatter)
     train.add_argument(
         "--out",
         required=True,
@@ -216,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     experiment = sub.add_parser(
         "experiment",
         help="run the ACE ablations (see ace_core/experiment.py)",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsFormatter,
     )
     experiment.add_argument("which", choices=("ablations",), help="the experiment to run")
     experiment.add_argument("--out", required=True, help="directory for the runs, tables and curves")

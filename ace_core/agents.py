@@ -30,8 +30,8 @@ from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import Simulated, simulate_many
-from ace_core.rl.sac import SAC, SACConfig
+from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
+from ace_core.rl.sac import SAC
 
 AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR", "sac-checked:RUN_DIR[:K]")
 DEFAULT_CHECKED_K = 10
@@ -105,10 +105,8 @@ def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
 
 def _max_rho(outcome: Simulated) -> float:
     """Max rho one step after an action; infinity for a game over or an illegal action."""
-    rho, _, done, info = outcome
-    if done or info.get("is_illegal") or info.get("exception"):
-        return float("inf")
-    return float(rho.max())
+    max_rho = max_rho_after(outcome)
+    return float("inf") if max_rho is None else max_rho
 
 
 def best_simulated(obs, space: ActionSpace, g2op_space, candidates: list[int]) -> tuple[int, float]:
@@ -191,25 +189,10 @@ def load_sac(
     check_same_space(state, space.fingerprint(), str(path))
     config = TrainConfig.from_dict(state["config"])
     features = FeatureBuilder.for_policy(env, state)
-    sac = SAC(features.size, space, sac_config(config, space))
+    sac = SAC(features.size, space, config.sac)
     with torch.no_grad():
         sac.load_state_dict(state["sac"])
     return sac, space, features, config
-
-
-def sac_config(config: TrainConfig, space: ActionSpace) -> SACConfig:
-    from ace_core.rl.heads import resolve_head
-
-    return SACConfig(
-        head=resolve_head(config.head, space),
-        hidden=config.hidden,
-        gamma=config.gamma,
-        tau=config.tau,
-        policy_lr=config.policy_lr,
-        q_lr=config.q_lr,
-        target_entropy_scale=config.target_entropy_scale,
-        imitation=config.imitation,
-    )
 
 
 def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:

@@ -25,13 +25,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.agents import sac_config
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.recommend import recommend
+from ace_core.rl.buffer import Transition
 from ace_core.rl.sac import SAC
 from ace_core.train import Trainer
 
@@ -43,64 +43,11 @@ def bench_env(name: str, quick: bool = False) -> dict:
     env = make_env(name)
     space = build_action_space(env)
     features = FeatureBuilder(env)
-    train_scenarios = scenarios(env, "train")
-    rng = np.random.default_rng(0)
-
-    # raw env steps, do nothing, resets included
-    n_steps = 300 if quick else 3000
-    collected = []
-    obs = reset_to(env, train_scenarios[0], 0)
-    noop = env.action_space({})
-    episode = 0
-    started = time.perf_counter()
-    for i in range(n_steps):
-        obs, _, done, _ = env.step(noop)
-        if i % 10 == 0:
-            collected.append(obs)
-        if done:
-            episode += 1
-            obs = reset_to(env, train_scenarios[episode % len(train_scenarios)], episode)
-    step_s = (time.perf_counter() - started) / n_steps
-
-    # act path
-    sac = SAC(features.size, space, sac_config(TrainConfig(env=name), space))
-    n_act = 200 if quick else 2000
-    started = time.perf_counter()
-    for i in range(n_act):
-        o = collected[i % len(collected)]
-        sac.act(features(o), space.top_mask(o), rng)
-    act_s = (time.perf_counter() - started) / n_act
-
-    # training loop at the default update ratio
+    collected, step_s = _env_steps(env, 300 if quick else 3000)
+    sac = SAC(features.size, space, TrainConfig(env=name).sac)
+    act_s = _act_path(sac, features, space, collected, 200 if quick else 2000)
     train_steps = 500 if quick else 4000
-    config = TrainConfig(
-        env=name, steps=train_steps, learning_starts=64, log_every=train_steps, checkpoint_every=10**8
-    )
-    with tempfile.TemporaryDirectory() as out:
-        trainer = Trainer(config, Path(out))
-        # prefill with real states and random actions so that every decision timed below
-        # also runs a gradient update
-        for i in range(config.learning_starts):
-            o, o_next = collected[i % len(collected)], collected[(i + 1) % len(collected)]
-            top = trainer.space.top_mask(o)
-            trainer.buffer.add(
-                features(o),
-                top,
-                trainer._random_legal_action(top),
-                0.0,
-                features(o_next),
-                trainer.space.top_mask(o_next),
-                False,
-                config.gamma,
-                0.0,
-            )
-        trainer._start_episode()
-        started = time.perf_counter()
-        while trainer.step < train_steps:
-            trainer._one_step()
-        train_s = (time.perf_counter() - started) / train_steps
-        decisions, updates = trainer.decisions, trainer.sac.updates
-
+    train_s, decisions, updates = _training(name, features, collected, train_steps)
     # recommendations on the most stressed collected states
     stressed = sorted(collected, key=lambda o: -float(o.rho.max()))[: 10 if quick else 50]
     timings = [
@@ -133,3 +80,66 @@ def bench_env(name: str, quick: bool = False) -> dict:
 
 def run_benchmarks(envs: list[str] | None = None, quick: bool = False) -> dict:
     return {"torch_threads": 1, "results": [bench_env(name, quick) for name in (envs or DEFAULT_ENVS)]}
+
+
+def _env_steps(env, n_steps: int) -> tuple[list, float]:
+    """Raw do-nothing steps on the train scenarios, resets included: every 10th observation, and
+    the seconds per step."""
+    train_scenarios = scenarios(env, "train")
+    collected = []
+    obs = reset_to(env, train_scenarios[0], 0)
+    noop = env.action_space({})
+    episode = 0
+    started = time.perf_counter()
+    for i in range(n_steps):
+        obs, _, done, _ = env.step(noop)
+        if i % 10 == 0:
+            collected.append(obs)
+        if done:
+            episode += 1
+            obs = reset_to(env, train_scenarios[episode % len(train_scenarios)], episode)
+    return collected, (time.perf_counter() - started) / n_steps
+
+
+def _act_path(sac: SAC, features: FeatureBuilder, space, collected: list, n_act: int) -> float:
+    """Seconds per features + legality mask + policy sample."""
+    rng = np.random.default_rng(0)
+    started = time.perf_counter()
+    for i in range(n_act):
+        o = collected[i % len(collected)]
+        sac.act(features(o), space.top_mask(o), rng)
+    return (time.perf_counter() - started) / n_act
+
+
+def _training(
+    name: str, features: FeatureBuilder, collected: list, train_steps: int
+) -> tuple[float, int, int]:
+    """(seconds per step, decisions, updates) of the training loop at the default update ratio."""
+    config = TrainConfig(
+        env=name, steps=train_steps, learning_starts=64, log_every=train_steps, checkpoint_every=10**8
+    )
+    with tempfile.TemporaryDirectory() as out:
+        trainer = Trainer(config, Path(out))
+        # prefill with real states and random actions so that every decision timed below
+        # also runs a gradient update
+        for i in range(config.learning_starts):
+            o, o_next = collected[i % len(collected)], collected[(i + 1) % len(collected)]
+            top = trainer.space.top_mask(o)
+            trainer.buffer.add(
+                Transition(
+                    features(o),
+                    top,
+                    trainer._random_legal_action(top),
+                    0.0,
+                    features(o_next),
+                    trainer.space.top_mask(o_next),
+                    False,
+                    config.sac.gamma,
+                    0.0,
+                )
+            )
+        trainer._start_episode()
+        started = time.perf_counter()
+        while trainer.step < train_steps:
+            trainer._one_step()
+        return (time.perf_counter() - started) / train_steps, trainer.decisions, trainer.sac.updates

@@ -4,6 +4,10 @@ A checkpoint is one ``torch.save`` file written atomically (temp file, then rena
 the action-space fingerprint (so another env's policy is refused), the SAC networks and
 optimisers, the replay buffer, the loop's counters and RNG states, and the actions of the
 current episode (resume replays them to rebuild the grid state exactly).
+
+:func:`write_checkpoint` is the one writer of that layout: what deploying a policy needs (config,
+fingerprint, subset, networks, feature normalisation), then whatever a training run adds. The
+trainer and :func:`~ace_core.live.policy.untrained_policy` both write through it.
 """
 
 from __future__ import annotations
@@ -11,10 +15,16 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ace_core.errors import CheckpointError
+
+if TYPE_CHECKING:
+    from ace_core.grid.action_space import ActionSpace
+    from ace_core.grid.features import FeatureBuilder
+    from ace_core.rl.sac import SAC
 
 FORMAT_VERSION = 1
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -27,6 +37,23 @@ def save_checkpoint(state: dict, path: Path) -> Path:
         torch.save({"format": FORMAT_VERSION, **state}, tmp)
     os.replace(tmp.name, path)
     return path
+
+
+def write_checkpoint(
+    path: Path, *, config: dict, space: ActionSpace, features: FeatureBuilder, sac: SAC, **training: Any
+) -> Path:
+    """A policy's checkpoint at ``path``: ``config`` (the run's settings as a dict), the action
+    space's fingerprint and subset, the networks and the feature normalisation, plus ``training``
+    (buffer, loop, RNG states, extensions) when a run writes it to resume."""
+    state = {
+        "config": config,
+        "fingerprint": space.fingerprint(),
+        "subset": space.subset,
+        "sac": sac.state_dict(),
+        "features": features.state_dict(),
+        **training,
+    }
+    return save_checkpoint(state, path)
 
 
 def load_checkpoint(path: Path) -> dict:

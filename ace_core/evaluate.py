@@ -54,52 +54,10 @@ def evaluate(
         shutil.rmtree(work_dir, ignore_errors=True)
         work_dir.mkdir(parents=True)
     runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=agent)
-    episodes = []
     started = time.perf_counter()
     try:
-        for seed in seeds:
-            for scenario in chosen:
-                options = scenario.reset_options()
-                path = None
-                if work_dir is not None:
-                    folder = work_dir / "episodes" / f"seed{seed}" / scenario.name
-                    folder.mkdir(parents=True)
-                    path = str(folder)
-                # the Runner's last field is the chronic step the episode could reach (start +
-                # length), not the episode's length: the scenario knows the length
-                (_, _, reward, survived, _), *_ = runner.run(
-                    nb_episode=1,
-                    reset_options=[options],
-                    env_seeds=[seed],
-                    agent_seeds=[seed],
-                    path_save=path,
-                )
-                episodes.append(
-                    {
-                        "scenario": scenario.name,
-                        "seed": seed,
-                        "steps_survived": int(survived),
-                        "max_steps": scenario.length,
-                        "reward": float(reward),
-                    }
-                )
-        times_ms = np.asarray(agent.decision_seconds) * 1000.0
-        survival = [e["steps_survived"] / e["max_steps"] for e in episodes]
-        report = {
-            "env": env_name,
-            "agent": agent_spec,
-            "split": split,
-            "seeds": list(seeds),
-            "episodes": episodes,
-            "survival_mean": float(np.mean(survival)),
-            "survival_std": float(np.std(survival)),
-            "episodes_fully_survived": int(sum(s == 1.0 for s in survival)),
-            "reward_mean": float(np.mean([e["reward"] for e in episodes])),
-            "decision_ms_p50": float(np.percentile(times_ms, 50)) if len(times_ms) else 0.0,
-            "decision_ms_p95": float(np.percentile(times_ms, 95)) if len(times_ms) else 0.0,
-            "simulate_calls": int(agent.simulate_calls),
-            "seconds": time.perf_counter() - started,
-        }
+        episodes = [_episode(runner, scenario, seed, work_dir) for seed in seeds for scenario in chosen]
+        report = _report(env_name, agent_spec, split, seeds, episodes, agent, started)
         if score:
             from ace_core.score import l2rpn_2020_score
 
@@ -112,3 +70,56 @@ def evaluate(
         if work_dir is not None:
             shutil.rmtree(work_dir, ignore_errors=True)
         raise
+
+
+def _episode(runner: Runner, scenario, seed: int, work_dir: Path | None) -> dict:
+    """One scenario with one seed through the Runner (its EpisodeData under ``work_dir``)."""
+    path = None
+    if work_dir is not None:
+        folder = work_dir / "episodes" / f"seed{seed}" / scenario.name
+        folder.mkdir(parents=True)
+        path = str(folder)
+    # the Runner's last field is the chronic step the episode could reach (start + length), not
+    # the episode's length: the scenario knows the length
+    (_, _, reward, survived, _), *_ = runner.run(
+        nb_episode=1,
+        reset_options=[scenario.reset_options()],
+        env_seeds=[seed],
+        agent_seeds=[seed],
+        path_save=path,
+    )
+    return {
+        "scenario": scenario.name,
+        "seed": seed,
+        "steps_survived": int(survived),
+        "max_steps": scenario.length,
+        "reward": float(reward),
+    }
+
+
+def _report(
+    env_name: str,
+    agent_spec: str,
+    split: str,
+    seeds: tuple[int, ...],
+    episodes: list[dict],
+    agent,
+    started: float,
+) -> dict:
+    times_ms = np.asarray(agent.decision_seconds) * 1000.0
+    survival = [e["steps_survived"] / e["max_steps"] for e in episodes]
+    return {
+        "env": env_name,
+        "agent": agent_spec,
+        "split": split,
+        "seeds": list(seeds),
+        "episodes": episodes,
+        "survival_mean": float(np.mean(survival)),
+        "survival_std": float(np.std(survival)),
+        "episodes_fully_survived": int(sum(s == 1.0 for s in survival)),
+        "reward_mean": float(np.mean([e["reward"] for e in episodes])),
+        "decision_ms_p50": float(np.percentile(times_ms, 50)) if len(times_ms) else 0.0,
+        "decision_ms_p95": float(np.percentile(times_ms, 95)) if len(times_ms) else 0.0,
+        "simulate_calls": int(agent.simulate_calls),
+        "seconds": time.perf_counter() - started,
+    }

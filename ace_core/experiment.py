@@ -241,14 +241,8 @@ def _write_outputs(
     eval_seeds: tuple[int, ...],
     command: str,
 ) -> None:
-    with open(out / "runs.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(runs[0]))
-        writer.writeheader()
-        writer.writerows(runs)
-    with open(out / "ablations.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
+    _write_rows(out / "runs.csv", runs)
+    _write_rows(out / "ablations.csv", table)
     curves = _curves(out, runs, variants)
     with open(out / "curves.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -263,6 +257,27 @@ def _write_outputs(
             "fraction of episode survived",
         )
     )
+    (out / "ablations.md").write_text(
+        "\n".join(_markdown(base, table, seeds, eval_episodes, eval_seeds, command)) + "\n"
+    )
+
+
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _markdown(
+    base: TrainConfig,
+    table: list[dict],
+    seeds: int,
+    eval_episodes: int | None,
+    eval_seeds: tuple[int, ...],
+    command: str,
+) -> list[str]:
+    """The lines of ``ablations.md``: what was run, the table, the settings and the command."""
     lines = [
         f"# ACE ablations on {base.env}",
         "",
@@ -286,7 +301,7 @@ def _write_outputs(
             f"{_fmt(e['first_round_lora_mean'], e['first_round_lora_std'], 2)} | {_fmt(e['shapings_mean'], e['shapings_std'], 0)} | "
             f"{_fmt(e['refine_seconds_mean'], e['refine_seconds_std'], 1)} | {_fmt(e['train_minutes_mean'], e['train_minutes_std'], 1)} |"
         )
-    changed = {k: v for k, v in base.to_dict().items() if v != getattr(TrainConfig(), k)}
+    changed = {k: v for k, v in base.to_dict().items() if v != TrainConfig().get(k)}
     lines += [
         "",
         "Learning curves: `curves.svg` (data in `curves.csv`); one row per run in `runs.csv`.",
@@ -299,7 +314,7 @@ def _write_outputs(
         command or "python -m ace_core experiment ablations ...",
         "```",
     ]
-    (out / "ablations.md").write_text("\n".join(lines) + "\n")
+    return lines
 
 
 def command_line() -> str:

@@ -7,21 +7,18 @@ reward is the discounted sum of the per-step rewards over those steps and its di
 ``gamma ** steps`` (see :mod:`ace_core.rl.buffer`). A game over is terminal; the end of a
 scenario is a time limit, bootstrapped from its last observation.
 
-Expert-guided exploration (``teacher_prob`` > 0): at a decision, with a probability that falls
-linearly from ``teacher_prob`` at step 0 to 0 at ``teacher_steps``, the loop plays the greedy
-expert's action (the lowest simulated max rho among reconnect-or-nothing, the policy's
-``teacher_top_k`` most likely actions and ``teacher_budget`` greedy candidates) instead of sampling
-the policy. Its transitions enter the same replay buffer, so twin Q learns what good topologies
-are worth and the soft policy update follows Q; the trained policy still acts alone.
+Extensions (:mod:`ace_core.extension`) hook into the loop without the trainer knowing them by
+name: the expert teacher (:mod:`ace_core.teacher`, ``teacher_prob`` > 0) may take decisions in the
+policy's place, and with ``llm`` other than ``none``, :class:`~ace_core.llm.coevolution.CoEvolution`
+adds ACE: the LLM actor refines low-reward decisions, the critic reshapes finished trajectories,
+SAC samples from the mixed buffer, and LoRA rounds fine-tune the LLM. Each extension's state is
+part of the checkpoint.
 
 Episodes walk the train scenarios in an order fixed by the seed; each episode's grid seed comes
 from ``(seed, episode number)``. A checkpoint stores the actions of the episode under way, and
 resume replays them on the same scenario and seed, so a resumed run is identical to an
 uninterrupted one.
 
-With ``llm`` other than ``none``, :class:`~ace_core.llm.coevolution.CoEvolution` adds ACE: the LLM
-actor refines low-reward decisions, the critic reshapes finished trajectories, SAC samples from
-the mixed buffer, and LoRA rounds fine-tune the LLM; its state is part of the checkpoint.
 """
 
 from __future__ import annotations
@@ -36,17 +33,19 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ace_core.agents import greedy_search, reconnect_or_nothing, sac_config
-from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, save_checkpoint
+from ace_core.agents import reconnect_or_nothing
+from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink, TeeSink
+from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
-from ace_core.rl.buffer import ReplayBuffer
+from ace_core.rl.buffer import ReplayBuffer, Transition
 from ace_core.rl.sac import SAC
+from ace_core.teacher import ExpertTeacher
 from ace_core.tensorboard_sink import TensorBoardSink
 
 
@@ -101,21 +100,18 @@ class Trainer:
         self.scenarios = scenarios(self.env, "train")
         if not self.scenarios:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
-        self.sac = SAC(self.features.size, self.space, sac_config(config, self.space))
+        self.sac = SAC(self.features.size, self.space, config.sac)
         self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
-        self.ace = None
-        self.replay = self.buffer  # what SAC samples from: the RL buffer, or the mixed buffer with ACE
-        if config.llm != "none":
-            from ace_core.llm.coevolution import CoEvolution
-
-            self.ace = CoEvolution(
-                config, self.env, self.space, self.features, self.sac, self.buffer, self.sink, self.out_dir
-            )
-            self.replay = self.ace.buffer
+        self.teacher = ExpertTeacher(config, self.space, self.env.action_space, self.sac, self.rng)
+        self.ace = self._coevolution()
+        self.extensions: list[TrainerExtension] = [self.teacher, *([self.ace] if self.ace else [])]
+        self.replay = self.buffer  # what SAC samples from: the RL buffer, or what an extension wraps
+        for extension in self.extensions:
+            self.replay = extension.replay(self.replay)
+            extension.use_sink(self.sink)
         self.step = 0
         self.episode = 0
         self.decisions = 0
-        self.teacher_decisions = 0
         self.episode_actions: list[int] = []
         self.episode_return = 0.0
         self.pending: Pending | None = None
@@ -123,16 +119,26 @@ class Trainer:
         self._window: dict[str, list[float]] = {}
         self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
 
+    def _coevolution(self):
+        """ACE's extension when the run has an LLM (imported only then: it loads transformers)."""
+        if self.config.llm == "none":
+            return None
+        from ace_core.llm.coevolution import CoEvolution
+
+        return CoEvolution(
+            self.config, self.env, self.space, self.features, self.sac, self.buffer, self.sink, self.out_dir
+        )
+
     @property
     def sink(self) -> EventSink:
         return self._sink
 
     @sink.setter
     def sink(self, sink: EventSink) -> None:
-        # the CLI and the web app plug their sink in after construction; ACE reports to it too
+        # the CLI and the web app plug their sink in after construction; extensions report to it too
         self._sink = sink
-        if getattr(self, "ace", None) is not None:
-            self.ace.sink = sink
+        for extension in getattr(self, "extensions", ()):
+            extension.use_sink(sink)
 
     # ----- episodes -----
     def _scenario(self, episode: int):
@@ -165,8 +171,8 @@ class Trainer:
                 stopped = True
                 break
             self._one_step()
-            if self.ace is not None:
-                self.ace.after_step(self.step)
+            for extension in self.extensions:
+                extension.after_step(self.step)
             bar.update(1)
             if self.step % self.config.log_every == 0:
                 self._report(started, start_step)
@@ -196,29 +202,26 @@ class Trainer:
         self.step += 1
         if self.pending is not None:
             first = self.pending.step_reward is None
-            self.pending.add(float(reward), config.gamma)
-            if first and self.ace is not None:
-                self.ace.note_step_reward(float(reward))
+            self.pending.add(float(reward), config.sac.gamma)
+            if first:
+                for extension in self.extensions:
+                    extension.note_step_reward(float(reward))
         if done:
             self._end_episode(info)
 
     def _decide(self, obs) -> int:
         features, mask = self.features(obs), self.space.top_mask(obs)
         self._close_pending(features, mask, done=False)
-        teacher_prob = self._teacher_prob()
-        # no draw once the schedule is over, so the rest of the run samples as a run without teacher
-        if teacher_prob > 0 and self.rng.random() < teacher_prob:
-            action = self._teacher_action(obs, features, mask)
-            self.teacher_decisions += 1
-        elif len(self.buffer) < self.config.learning_starts:
+        action = self._extension_choice(obs, features, mask)
+        if action is None and len(self.buffer) < self.config.learning_starts:
             action = self._random_legal_action(mask)
-        else:
+        elif action is None:
             action = self.sac.act(features, mask, self.rng)
         self.pending = Pending(
             features, mask, action, episode_step=len(self.episode_actions), max_rho=float(obs.rho.max())
         )
-        if self.ace is not None:
-            self.ace.note_decision(self.step, self.episode, obs, features, mask, action)
+        for extension in self.extensions:
+            extension.note_decision(self.step, self.episode, obs, features, mask, action)
         self.decisions += 1
         if len(self.buffer) >= self.config.learning_starts and self.decisions % self.config.update_every == 0:
             for _ in range(self.config.gradient_steps):
@@ -227,17 +230,12 @@ class Trainer:
                     self._window.setdefault(key, []).append(value)
         return action
 
-    def _teacher_prob(self) -> float:
-        config = self.config
-        return config.teacher_prob * max(0.0, 1.0 - self.step / config.teacher_steps)
-
-    def _teacher_action(self, obs, features: np.ndarray, mask: np.ndarray) -> int:
-        k = self.config.teacher_top_k
-        ranked = [index for index, _ in self.sac.policy(features, mask).top_k(k)] if k else []
-        action, _, _ = greedy_search(
-            obs, self.space, self.env.action_space, self.config.teacher_budget, extra=ranked
-        )
-        return action
+    def _extension_choice(self, obs, features: np.ndarray, mask: np.ndarray) -> int | None:
+        for extension in self.extensions:
+            action = extension.choose(self.step, obs, features, mask)
+            if action is not None:
+                return action
+        return None
 
     def _random_legal_action(self, top_mask: np.ndarray) -> int:
         """Uniform over legal top-level choices, then uniform among that substation's topologies
@@ -253,21 +251,14 @@ class Trainer:
         if self.pending is None:
             return
         p = self.pending
-        self.buffer.add(
-            p.obs,
-            p.mask,
-            p.action,
-            p.reward,
-            next_features,
-            next_mask,
-            done,
-            p.discount,
-            p.step_reward if p.step_reward is not None else 0.0,
-        )
-        if self.ace is not None:
-            self.ace.note_stored(
-                p.episode_step, p.max_rho, p.action, p.step_reward if p.step_reward is not None else 0.0
+        step_reward = p.step_reward if p.step_reward is not None else 0.0
+        row = self.buffer.add(
+            Transition(
+                p.obs, p.mask, p.action, p.reward, next_features, next_mask, done, p.discount, step_reward
             )
+        )
+        for extension in self.extensions:
+            extension.note_stored(row, p.episode_step, p.max_rho, p.action, step_reward)
         self.pending = None
 
     def _end_episode(self, info) -> None:
@@ -293,8 +284,8 @@ class Trainer:
         self._window.setdefault("charts/episodic_return", []).append(float(self.episode_return))
         self._window.setdefault("charts/episodic_length", []).append(float(survived))
         self._window.setdefault("charts/survival", []).append(survived / scenario.length)
-        if self.ace is not None:
-            self.ace.end_episode(self.episode, survived, scenario.length)
+        for extension in self.extensions:
+            extension.end_episode(self.episode, survived, scenario.length)
         self.episode += 1
         self._start_episode()
 
@@ -306,31 +297,23 @@ class Trainer:
                 "charts/SPS": (self.step - start_step) / elapsed,
                 "charts/episodes": float(self.episode),
                 "charts/decisions": float(self.decisions),
-                "train/teacher_decisions": float(self.teacher_decisions),
-                "train/teacher_prob": self._teacher_prob(),
                 "charts/updates": float(self.sac.updates),
                 "charts/buffer_size": float(len(self.buffer)),
             }
         )
-        if self.ace is not None:
-            values.update(self.ace.metrics())
+        for extension in self.extensions:
+            values.update(extension.metrics())
         self._window = {}
         self.sink.emit(MetricsEvent(step=self.step, values=values))
 
     # ----- checkpoints -----
     def _checkpoint(self) -> Path:
-        state = {
-            "config": self.config.to_dict(),
-            "fingerprint": self.space.fingerprint(),
-            "subset": self.space.subset,
-            "sac": self.sac.state_dict(),
-            "features": self.features.state_dict(),
+        training = {
             "buffer": self.buffer.state_dict(),
             "loop": {
                 "step": self.step,
                 "episode": self.episode,
                 "decisions": self.decisions,
-                "teacher_decisions": self.teacher_decisions,
                 "episode_actions": list(self.episode_actions),
                 "pending": None if self.pending is None else vars(self.pending).copy(),
                 "window": {k: list(v) for k, v in self._window.items()},
@@ -340,25 +323,32 @@ class Trainer:
                 "torch": torch.get_rng_state(),
                 "python": random.getstate(),
             },
+            **{extension.name: extension.state_dict() for extension in self.extensions},
         }
-        if self.ace is not None:
-            state["ace"] = self.ace.state_dict()
-        path = save_checkpoint(state, self.out_dir / CHECKPOINT_NAME)
+        path = write_checkpoint(
+            self.out_dir / CHECKPOINT_NAME,
+            config=self.config.full_dict(),
+            space=self.space,
+            features=self.features,
+            sac=self.sac,
+            **training,
+        )
         self.sink.emit(CheckpointEvent(step=self.step, path=str(path)))
         return path
 
     def _restore(self, state: dict) -> None:
         check_same_space(state, self.space.fingerprint(), str(self.out_dir))
-        saved = TrainConfig.from_dict(state["config"])
-        saved.steps = self.config.steps  # the only setting a resume may change: how far to go
-        if saved != self.config:
-            changed = [k for k, v in saved.to_dict().items() if getattr(self.config, k) != v]
+        # the only setting a resume may change is how far to go; settings added since the
+        # checkpoint was written are not in it, and keep this config's values
+        changed = [name for name in self.config.differences(state["config"]) if name != "steps"]
+        if changed:
             raise CheckpointError(f"resume must use the run's settings; these differ: {', '.join(changed)}")
         self.sac.load_state_dict(state["sac"])
         self.buffer.load_state_dict(state["buffer"])
         loop = state["loop"]
         self.step, self.episode, self.decisions = loop["step"], loop["episode"], loop["decisions"]
-        self.teacher_decisions = loop.get("teacher_decisions", 0)  # absent before expert guidance
+        # before extensions, the teacher's count was a loop counter (absent before expert guidance)
+        state.setdefault(self.teacher.name, {"decisions": loop.get("teacher_decisions", 0)})
         self._window = {k: list(v) for k, v in loop["window"].items()}
         self.pending = Pending(**loop["pending"]) if loop["pending"] else None
         self.rng.bit_generator.state = state["rng"]["numpy"]
@@ -373,8 +363,9 @@ class Trainer:
             if done:
                 raise CheckpointError("replaying the checkpoint's episode ended early: the env changed")
         self.episode_actions = list(actions)
-        if self.ace is not None:
-            self.ace.load_state_dict(state["ace"])
+        # after the replay: extensions may re-attach observations to the env
+        for extension in self.extensions:
+            extension.load_state_dict(state[extension.name])
 
 
 def write_summary(out_dir: Path, result: TrainResult) -> dict:

@@ -107,17 +107,6 @@ class ActionSpace:
         return np.concatenate([np.full(1 + self.n_line, -1), self.subs_with_actions]).astype(np.int64)
 
     @cached_property
-    def free_element_positions(self) -> np.ndarray:
-        """topo-vector positions of the elements that bits describe (all but each sub's first)"""
-        return np.concatenate(
-            [self.sub_start[s] + np.arange(1, self.sub_info[s]) for s in range(self.n_sub)]
-        ).astype(np.int64)
-
-    @cached_property
-    def free_element_sub(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n_sub), np.maximum(self.sub_info - 1, 0)).astype(np.int64)
-
-    @cached_property
     def free_offset(self) -> np.ndarray:
         """index of each substation's first free element in the free-element list"""
         return np.concatenate([[0], np.cumsum(np.maximum(self.sub_info - 1, 0))[:-1]]).astype(np.int64)
@@ -125,10 +114,6 @@ class ActionSpace:
     @property
     def n_free(self) -> int:
         return int(np.maximum(self.sub_info - 1, 0).sum())
-
-    @cached_property
-    def lines_at_sub(self) -> list[np.ndarray]:
-        return [np.flatnonzero((self.line_or_sub == s) | (self.line_ex_sub == s)) for s in range(self.n_sub)]
 
     @cached_property
     def _index_of_topology(self) -> dict[tuple[int, int], int]:

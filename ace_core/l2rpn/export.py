@@ -52,7 +52,7 @@ def export_run(run: Path, out: Path) -> dict:
         "env": config.env,
         "fingerprint": space.fingerprint(),
         "head": sac.config.head,
-        "hidden": int(config.hidden),
+        "hidden": int(config.sac.hidden),
         "obs_size": int(features.size),
         "actor_outputs": int(sac.actor.net[-1].out_features),
         "n_actions": int(space.n),

@@ -35,127 +35,39 @@ simulation gate: the control that measures what the LLM adds over validated rand
 
 from __future__ import annotations
 
-import re
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 import numpy as np
 
+from ace_core.config.sections import ActorConfig
 from ace_core.events import RefinementEvent, RoundRecord
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import Simulated, simulate_many
+from ace_core.grid.simulate import (
+    Simulated,
+    simulate_many,
+)
 from ace_core.grid.text import action_text, state_text
 from ace_core.llm import prompts
 from ace_core.llm.backend import NOT_SCORED
 from ace_core.llm.lora import Sample
+from ace_core.llm.refinement import (
+    Chooser,
+    Decision,
+    Outcome,
+    Progress,
+    RandomChooser,  # noqa: F401 - the random control, imported from here by callers
+    Refinement,
+    adapter_number,
+    finite,
+    outcome_of,
+)
+from ace_core.rl.buffer import SOURCE_LLM, Transition
 
 MAX_CONSECUTIVE_ERRORS = 2
 """LLM errors in a row that end a refinement (a dead server should not cost five timeouts)."""
-
-
-class Chooser(Protocol):
-    """What the actor needs: an LLM backend, or :class:`RandomChooser`."""
-
-    name: str
-    adapter_version: str
-
-    def choose(self, messages: list[dict], labels: list[str]) -> tuple[int, list[float]]: ...
-
-
-class RandomChooser:
-    """Uniform pick among the listed labels: the control for 'what does the LLM add'."""
-
-    name = "random"
-    adapter_version = ""
-    supports_finetuning = False
-    scored = False
-    """its scores carry no information: nothing to calibrate"""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng([seed, 7])
-
-    def choose(self, messages: list[dict], labels: list[str]) -> tuple[int, list[float]]:
-        return int(self.rng.integers(len(labels))), [0.0] * len(labels)
-
-
-@dataclass
-class ActorConfig:
-    rounds: int = 5
-    """think-simulate-retry rounds per refinement (the paper's five)"""
-    candidates: int = 6
-    """options listed to the LLM (letters A, B, ...); the held-out measurements used 12"""
-    policy_top_k: int = 3
-    """of which at most this many come from the policy's most likely actions"""
-    loaded_lines: int = 3
-    """the rest are topologies at the ends of this many most loaded lines (and reconnections)"""
-    calibrate: bool = False
-    """choose by log p(letter | prompt) - log p(letter | content-free prompt) (contextual calibration;
-    off by default: on held-out cases it lowered the acceptance, see docs/ace.md); letters only"""
-    answer: str = "text"
-    """how the LLM names its choice: the option's text, or the option's letter (``config.ACTOR_ANSWERS``;
-    text by default: fine-tuning on letters learns positions, on texts it learns actions, docs/ace.md)"""
-
-
-@dataclass
-class Decision:
-    """A past agent decision, with what re-simulating it needs."""
-
-    step: int
-    """environment step (in the run) of the decision"""
-    episode: int
-    obs: Any
-    """the grid2op observation the agent acted on (a kept copy)"""
-    features: np.ndarray
-    mask: np.ndarray
-    action: int
-    step_reward: float
-    """the reward of the step right after the decision (what selection compares with r_bar)"""
-
-
-@dataclass
-class Outcome:
-    """One-step simulated result of an action."""
-
-    reward: float
-    max_rho: float | None
-    """None when the simulation ended in a game over or the action was illegal"""
-    done: bool
-    error: str
-    next_features: np.ndarray | None = None
-    next_mask: np.ndarray | None = None
-
-    @property
-    def valid(self) -> bool:
-        return not self.done and not self.error
-
-
-@dataclass
-class Refinement:
-    """The result of refining one decision: the record, and the transition when accepted."""
-
-    event: RefinementEvent
-    decision: Decision
-    calls: int
-    """LLM (or random) choices made"""
-    outcome: Outcome | None = None
-    """the accepted action's simulated outcome"""
-    rl_reward: float = 0.0
-    sample: Sample | None = None
-    """(round-1 prompt, letter of the shortlist's best simulated option): a fine-tuning sample"""
-    transition: dict = field(default_factory=dict)
-    """obs, mask, action, reward, next_obs, next_mask, done, discount, rl_reward for the LLM buffer"""
-    options: list[int] = field(default_factory=list)
-    """the shortlist of round 1, in the (shuffled) order of its letters"""
-    scores: list[tuple[list[float], list[float] | None]] = field(default_factory=list)
-    """per answered round: the raw label scores and the content-free ones (None: not calibrated)"""
-
-    @property
-    def accepted(self) -> bool:
-        return self.event.accepted_by_simulation
 
 
 class PolicyActor:
@@ -192,7 +104,7 @@ class PolicyActor:
     def simulate(self, obs, index: int) -> Outcome:
         """The action's simulated reward and max rho one step ahead (grid2op's ``obs.simulate``)."""
         sim_obs, reward, done, info = obs.simulate(self.space.to_grid2op(index, self.g2op_space))
-        outcome = _outcome(Simulated(sim_obs.rho, float(reward), bool(done), info))
+        outcome = outcome_of(Simulated(sim_obs.rho, float(reward), bool(done), info))
         if outcome.valid:
             outcome.next_features = self.features(sim_obs)
             outcome.next_mask = self.space.top_mask(sim_obs)
@@ -201,7 +113,7 @@ class PolicyActor:
     def simulate_options(self, obs, indices: list[int]) -> list[Outcome]:
         """Reward and max rho of each action one step ahead (no next state): one shared simulator."""
         actions = [self.space.to_grid2op(i, self.g2op_space) for i in indices]
-        return [_outcome(s) for s in simulate_many(obs, actions)]
+        return [outcome_of(s) for s in simulate_many(obs, actions)]
 
     def first_prompt(self, decision: Decision, options: list[int], rl: Outcome) -> list[dict]:
         """The round-1 prompt for ``options`` (``rl``: the RL action's simulated outcome)."""
@@ -305,104 +217,108 @@ class PolicyActor:
     # ----- the loop -----
     def refine(self, decision: Decision, refinement_id: str, step: int, max_calls: int) -> Refinement:
         """Up to ``rounds`` (and ``max_calls``) choose-simulate rounds; see the module docstring."""
-        space = self.space
         rl = self.simulate(decision.obs, decision.action)
-        state = state_text(decision.obs, space)
-        rl_text = action_text(space, decision.action)
         options = self.shortlist(decision, refinement_id, step)
-        rounds: list[RoundRecord] = []
-        refinement_scores: list[tuple[list[float], list[float] | None]] = []
-        calls, errors_in_row = 0, 0
-        accepted: tuple[int, Outcome] | None = None
-        sample: Sample | None = None
-        reason = ""
+        progress = Progress()
         if not options:
-            reason = "no legal candidate besides the RL action"
+            progress.reason = "no legal candidate besides the RL action"
         else:
-            first_messages = self.first_prompt(decision, options, rl)
-            messages = list(first_messages)
-            content_free = prompts.content_free_actor_messages(len(options))
-            remaining = list(options)
-            for _ in range(self.config.rounds):
-                if calls >= max_calls:
-                    reason = "LLM call budget exhausted"
+            self._rounds(decision, options, rl, max_calls, progress)
+        llm_outcome = progress.accepted[1] if progress.accepted else None
+        refinement = Refinement(
+            self._event(decision, refinement_id, step, rl, progress),
+            decision,
+            progress.calls,
+            llm_outcome,
+            rl.reward,
+            progress.sample,
+            options=options,
+            scores=progress.scores,
+        )
+        if progress.accepted:
+            refinement.transition = self._transition(decision, *progress.accepted)
+        return refinement
+
+    def _rounds(
+        self, decision: Decision, options: list[int], rl: Outcome, max_calls: int, progress: Progress
+    ) -> None:
+        """Ask, simulate, and retry with feedback on what the rejected option did."""
+        first_messages = self.first_prompt(decision, options, rl)
+        messages = list(first_messages)
+        content_free = prompts.content_free_actor_messages(len(options))
+        remaining = list(options)
+        errors_in_row = 0
+        for _ in range(self.config.rounds):
+            if progress.calls >= max_calls:
+                progress.reason = "LLM call budget exhausted"
+                break
+            labels = self.labels(remaining)
+            prompt_text = messages[-1]["content"]
+            started = time.perf_counter()
+            progress.calls += 1
+            try:
+                choice, scores, baseline = self.choose(messages, content_free, labels)
+            except Exception as error:  # noqa: BLE001 - whatever the LLM side does, training goes on
+                errors_in_row += 1
+                progress.failed(prompt_text, error, started)
+                if errors_in_row >= MAX_CONSECUTIVE_ERRORS:
                     break
-                labels = self.labels(remaining)
-                prompt_text = messages[-1]["content"]
-                started = time.perf_counter()
-                calls += 1
-                try:
-                    choice, scores, baseline = self.choose(messages, content_free, labels)
-                except Exception as error:  # noqa: BLE001 - whatever the LLM side does, training goes on
-                    errors_in_row += 1
-                    message = f"{type(error).__name__}: {error}"
-                    rounds.append(
-                        RoundRecord(
-                            prompt=prompt_text,
-                            response="",
-                            action_index=None,
-                            simulated_reward=None,
-                            simulated_max_rho=None,
-                            accepted=False,
-                            error=message[:500],
-                            seconds=time.perf_counter() - started,
-                        )
-                    )
-                    reason = f"LLM error: {message[:200]}"
-                    if errors_in_row >= MAX_CONSECUTIVE_ERRORS:
-                        break
-                    continue
-                errors_in_row = 0
-                refinement_scores.append((scores, baseline))
-                index = remaining[choice]
-                outcome = self.simulate(decision.obs, index)
-                better = outcome.valid and outcome.reward > rl.reward
-                rounds.append(
-                    RoundRecord(
-                        prompt=prompt_text,
-                        response=_response_text(labels, choice, scores, baseline),
-                        action_index=index,
-                        simulated_reward=outcome.reward,
-                        simulated_max_rho=outcome.max_rho,
-                        accepted=better,
-                        error=outcome.error,
-                        seconds=time.perf_counter() - started,
-                    )
+                continue
+            errors_in_row = 0
+            progress.scores.append((scores, baseline))
+            index = remaining[choice]
+            outcome = self.simulate(decision.obs, index)
+            better = outcome.valid and outcome.reward > rl.reward
+            progress.rounds.append(
+                RoundRecord(
+                    prompt=prompt_text,
+                    response=_response_text(labels, choice, scores, baseline),
+                    action_index=index,
+                    simulated_reward=outcome.reward,
+                    simulated_max_rho=outcome.max_rho,
+                    accepted=better,
+                    error=outcome.error,
+                    seconds=time.perf_counter() - started,
                 )
-                if better:
-                    accepted = (index, outcome)
-                    sample = self.labelled_sample(decision, first_messages, options, rl.reward)
-                    reason = ""
-                    break
-                reason = "no option was better than the RL action in simulation"
-                remaining.pop(choice)
-                if not remaining:
-                    break
-                messages = messages + [
-                    {"role": "assistant", "content": labels[choice]},
-                    prompts.feedback_message(
-                        action_text(space, index),
-                        None if not outcome.valid else outcome.reward,
-                        outcome.max_rho,
-                        rl.reward,
-                        _texts(space, remaining),
-                        self.config.answer,
-                    ),
-                ]
-                content_free = content_free + [
-                    {"role": "assistant", "content": labels[choice]},
-                    prompts.content_free_feedback(len(remaining)),
-                ]
+            )
+            if better:
+                progress.accepted = (index, outcome)
+                progress.sample = self.labelled_sample(decision, first_messages, options, rl.reward)
+                progress.reason = ""
+                break
+            progress.reason = "no option was better than the RL action in simulation"
+            remaining.pop(choice)
+            if not remaining:
+                break
+            answer = {"role": "assistant", "content": labels[choice]}
+            messages = messages + [answer, self._feedback(index, outcome, rl, remaining)]
+            content_free = content_free + [answer, prompts.content_free_feedback(len(remaining))]
+
+    def _feedback(self, index: int, outcome: Outcome, rl: Outcome, remaining: list[int]) -> dict:
+        return prompts.feedback_message(
+            action_text(self.space, index),
+            None if not outcome.valid else outcome.reward,
+            outcome.max_rho,
+            rl.reward,
+            _texts(self.space, remaining),
+            self.config.answer,
+        )
+
+    def _event(
+        self, decision: Decision, refinement_id: str, step: int, rl: Outcome, progress: Progress
+    ) -> RefinementEvent:
+        """The record of a refinement: the accepted action, else the last one tried."""
+        space, accepted = self.space, progress.accepted
         llm_index, llm_outcome = accepted if accepted else (None, None)
-        last = rounds[-1] if rounds else None
-        event = RefinementEvent(
+        last = progress.rounds[-1] if progress.rounds else None
+        return RefinementEvent(
             step=step,
             refinement_id=refinement_id,
-            state_text=state,
+            state_text=state_text(decision.obs, space),
             rl_action_index=int(decision.action),
-            rl_action_text=rl_text,
+            rl_action_text=action_text(space, decision.action),
             rl_reward=rl.reward,
-            rl_max_rho=_finite(rl.max_rho),
+            rl_max_rho=finite(rl.max_rho),
             llm_action_index=llm_index if accepted else (last.action_index if last else None),
             llm_action_text=action_text(space, llm_index)
             if accepted
@@ -410,33 +326,26 @@ class PolicyActor:
             llm_reward=llm_outcome.reward if llm_outcome else (last.simulated_reward if last else None),
             llm_max_rho=llm_outcome.max_rho if llm_outcome else (last.simulated_max_rho if last else None),
             accepted_by_simulation=accepted is not None,
-            rounds=tuple(rounds),
+            rounds=tuple(progress.rounds),
             model=self.chooser.name,
             adapter_version=adapter_number(self.chooser.adapter_version),
-            reason=reason,
+            reason=progress.reason,
         )
-        refinement = Refinement(
-            event, decision, calls, llm_outcome, rl.reward, sample, options=options, scores=refinement_scores
+
+    def _transition(self, decision: Decision, index: int, outcome: Outcome) -> Transition:
+        """The validated one-step transition the LLM buffer stores."""
+        return Transition(
+            obs=decision.features,
+            mask=decision.mask,
+            action=int(index),
+            reward=outcome.reward,
+            next_obs=outcome.next_features,
+            next_mask=outcome.next_mask,
+            done=False,
+            discount=self.gamma,
+            step_reward=outcome.reward,
+            source=SOURCE_LLM,
         )
-        if accepted:
-            refinement.transition = {
-                "obs": decision.features,
-                "mask": decision.mask,
-                "action": int(llm_index),
-                "reward": llm_outcome.reward,
-                "next_obs": llm_outcome.next_features,
-                "next_mask": llm_outcome.next_mask,
-                "done": False,
-                "discount": self.gamma,
-                "rl_reward": rl.reward,
-            }
-        return refinement
-
-
-def adapter_number(version: str) -> int:
-    """``adapter-0003`` -> 3; 0 when there is no adapter."""
-    match = re.search(r"(\d+)$", version or "")
-    return int(match.group(1)) if match else 0
 
 
 def near_loaded_lines(obs, space: ActionSpace, n_lines: int = 3) -> list[int]:
@@ -458,17 +367,6 @@ def near_loaded_lines(obs, space: ActionSpace, n_lines: int = 3) -> list[int]:
     return out
 
 
-def _outcome(simulated: Simulated) -> Outcome:
-    rho, reward, done, info = simulated
-    if info.get("is_illegal"):
-        return Outcome(reward, None, done, "illegal action")
-    if done:
-        return Outcome(reward, None, True, "game over in simulation")
-    if info.get("exception"):
-        return Outcome(reward, None, done, f"simulation error: {info['exception'][0]}")
-    return Outcome(reward, float(np.max(rho)), False, "")
-
-
 def _texts(space: ActionSpace, indices: list[int]) -> list[str]:
     return [action_text(space, i) for i in indices]
 
@@ -479,8 +377,3 @@ def _response_text(labels: list[str], choice: int, scores: list[float], baseline
         return f"{labels[choice]} (scores: {scored})"
     prior = ", ".join(f"{label} {score:.2f}" for label, score in zip(labels, baseline))
     return f"{labels[choice]} (scores: {scored}; content-free: {prior})"
-
-
-def _finite(value: float | None) -> float:
-    # -1 marks "no max rho" (game over or illegal): records go to JSON and Postgres, which refuse NaN
-    return -1.0 if value is None else float(value)

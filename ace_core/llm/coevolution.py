@@ -1,7 +1,8 @@
 """The ACE half of a training run: LLM actor and critic passes, approvals, mixed buffer, LoRA rounds.
 
-The trainer owns the environment loop and calls a few hooks; this object owns everything the LLM
-adds, and checkpoints it so that a resumed run is identical to an uninterrupted one:
+The trainer owns the environment loop and calls the hooks of :mod:`ace_core.extension`; this
+extension owns everything the LLM adds, and checkpoints it (under ``ace``) so that a resumed run is
+identical to an uninterrupted one. SAC samples from its mixed buffer (``replay``).
 
 - ``note_decision`` / ``note_step_reward``: a decision whose first step reward is below ``r_bar``
   joins the actor's window, with a copy of its observation (frozen to bytes in checkpoints);
@@ -23,21 +24,23 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from ace_core.config import TrainConfig
-from ace_core.events import EventSink, FinetuneEvent, ShapingEvent
+from ace_core.events import EventSink, ShapingEvent
+from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.snapshot import freeze_obs, thaw_obs
 from ace_core.grid.text import action_text
-from ace_core.llm.actor import ActorConfig, Decision, PolicyActor, RandomChooser, adapter_number
-from ace_core.llm.critic import CriticConfig, TracedDecision, Trajectory, ValueCritic, select
-from ace_core.llm.lora import FinetuneConfig, Sample, export_jsonl, finetune
-from ace_core.rl.buffer import ReplayBuffer
+from ace_core.llm.actor import Decision, PolicyActor, RandomChooser
+from ace_core.llm.critic import TracedDecision, Trajectory, ValueCritic, select
+from ace_core.llm.lora import Sample
+from ace_core.llm.lora_round import lora_round
+from ace_core.rl.buffer import SOURCE_LLM, ReplayBuffer, RowOverwrittenError, Transition
 from ace_core.rl.mixed_buffer import MixedBuffer, priority
 from ace_core.rl.sac import SAC
 
@@ -51,6 +54,19 @@ FINISHED_EPISODES_KEPT = 16
 """Finished trajectories the critic may still pick from."""
 LLM_BUFFER_LIMIT = 20_000
 """Capacity of the LLM buffer (refinements are few: hundreds per run in the paper)."""
+COUNTS = (
+    "calls",
+    "refinements",
+    "accepted",
+    "approved",
+    "rejected",
+    "shapings",
+    "critic_calls",
+    "critic_refused",
+    "finetunes",
+    "since_finetune",
+)
+"""What a run counts (reported as ``llm/<name>``, but ``since_finetune``)."""
 
 
 @dataclass
@@ -58,9 +74,21 @@ class Awaiting:
     """An accepted refinement waiting for a reviewer (``require_approval``)."""
 
     refinement_id: str
-    transition: dict
+    transition: Transition
     sample: Sample | None
     priority: float
+    rl_reward: float
+    """one-step simulated reward of the RL action the refinement replaces"""
+
+    @classmethod
+    def from_state(cls, state: dict) -> Awaiting:
+        transition = state["transition"]
+        if isinstance(transition, dict):  # checkpoints written before transitions were typed
+            transition = dict(transition)
+            rl_reward = transition.pop("rl_reward")
+            transition = Transition(**transition, step_reward=transition["reward"], source=SOURCE_LLM)
+            return cls(**{**state, "transition": transition, "rl_reward": rl_reward})
+        return cls(**state)
 
 
 def make_chooser(config: TrainConfig):
@@ -74,7 +102,9 @@ def make_chooser(config: TrainConfig):
     return make_backend("openai", config.llm_model, timeout=config.llm_timeout)
 
 
-class CoEvolution:
+class CoEvolution(TrainerExtension):
+    name = "ace"
+
     def __init__(
         self,
         config: TrainConfig,
@@ -103,26 +133,15 @@ class CoEvolution:
             space,
             env.action_space,
             features,
-            ActorConfig(
-                rounds=config.actor_rounds,
-                candidates=config.actor_candidates,
-                calibrate=config.llm_calibrate,
-                answer=config.actor_answer,
-            ),
-            gamma=config.gamma,
+            config.llm_actor,
+            gamma=config.sac.gamma,
             policy_top_k=lambda f, m, k: [i for i, _ in sac.policy(f, m).top_k(k)],
         )
         self.critic = ValueCritic(
             self.llm,
             lambda index: action_text(space, index),
-            CriticConfig(
-                k=config.shaping_k,
-                threshold=config.critic_threshold,
-                selection=config.trajectory_selection,
-                prefill=config.llm == "local",
-                format=config.critic_format,
-                choice_key_steps=config.critic_key_steps,
-            ),
+            # servers may not continue a prefilled reply; local models do
+            replace(config.llm_critic, prefill=config.llm == "local"),
         )
         # --- state (all of it checkpointed) ---
         self.window: list[Decision] = []
@@ -131,27 +150,18 @@ class CoEvolution:
         self.criticised: set[int] = set()
         self.awaiting: list[Awaiting] = []
         self.samples: list[tuple[float, Sample]] = []
-        self.stored = 0
-        self.counts = dict.fromkeys(
-            (
-                "calls",
-                "refinements",
-                "accepted",
-                "approved",
-                "rejected",
-                "shapings",
-                "critic_calls",
-                "critic_refused",
-                "finetunes",
-                "since_finetune",
-            ),
-            0,
-        )
+        self.counts = dict.fromkeys(COUNTS, 0)
         self.adapter = ""
         self._last: tuple | None = None
         self._window_stats: dict[str, list[float]] = {}
 
     # ----- hooks called by the trainer -----
+    def use_sink(self, sink: EventSink) -> None:
+        self.sink = sink
+
+    def replay(self, buffer: ReplayBuffer) -> MixedBuffer:
+        return self.buffer
+
     def note_decision(
         self, step: int, episode: int, obs, features: np.ndarray, mask: np.ndarray, action: int
     ):
@@ -167,10 +177,11 @@ class CoEvolution:
         if len(self.window) > WINDOW_LIMIT:
             self.window.pop(0)
 
-    def note_stored(self, episode_step: int, max_rho: float, action: int, step_reward: float) -> None:
-        """A transition went into the replay buffer (as its ``self.stored``-th row ever)."""
-        self.trajectory.append(TracedDecision(episode_step, self.stored, max_rho, action, step_reward))
-        self.stored += 1
+    def note_stored(
+        self, row: int, episode_step: int, max_rho: float, action: int, step_reward: float
+    ) -> None:
+        """A transition went into the replay buffer as ``row``."""
+        self.trajectory.append(TracedDecision(episode_step, row, max_rho, action, step_reward))
 
     def end_episode(self, episode: int, survived: int, max_steps: int) -> None:
         if self.trajectory:
@@ -223,17 +234,16 @@ class CoEvolution:
                 refinement_id,
                 refinement.transition,
                 refinement.sample,
-                self.buffer_priority(refinement.transition),
+                self.buffer_priority(refinement.transition.reward, refinement.rl_reward),
+                refinement.rl_reward,
             )
             if self.config.require_approval:
                 self.awaiting.append(awaiting)
             else:
                 self._admit(awaiting, step)
 
-    def buffer_priority(self, transition: dict) -> float:
-        return priority(
-            transition["reward"], transition["rl_reward"], self.buffer.temperature, self.buffer.max_weight
-        )
+    def buffer_priority(self, reward: float, rl_reward: float) -> float:
+        return priority(reward, rl_reward, self.buffer.temperature, self.buffer.max_weight)
 
     def poll_approvals(self, step: int) -> None:
         still = []
@@ -248,18 +258,7 @@ class CoEvolution:
         self.awaiting = still
 
     def _admit(self, awaiting: Awaiting, step: int) -> None:
-        t = awaiting.transition
-        self.buffer.add_refinement(
-            t["obs"],
-            t["mask"],
-            t["action"],
-            t["reward"],
-            t["next_obs"],
-            t["next_mask"],
-            t["done"],
-            t["discount"],
-            t["rl_reward"],
-        )
+        self.buffer.add_refinement(awaiting.transition, awaiting.rl_reward)
         self.counts["approved"] += 1
         if awaiting.sample is not None:
             self.samples.append((awaiting.priority, awaiting.sample))
@@ -273,7 +272,7 @@ class CoEvolution:
         if self.budget_left < self.critic.config.calls_per_trajectory():
             return
         pool = [t for t in self.finished if t.episode not in self.criticised]
-        chosen = select(pool, self.config.trajectory_selection, self.config.critic_threshold, 1)
+        chosen = select(pool, self.critic.config.selection, self.critic.config.threshold, 1)
         if not chosen:
             return
         trajectory = chosen[0]
@@ -287,10 +286,11 @@ class CoEvolution:
         applied = []
         for adjustment in result.adjustments:
             decision = by_step[adjustment.step]
-            if self.stored - decision.serial > self.buffer.rl.capacity:
+            try:
+                self.buffer.rl.shape_reward(decision.row, adjustment.value)
+            except RowOverwrittenError:
                 result.refused.append(f"step {adjustment.step}: its transition has left the replay buffer")
                 continue
-            self.buffer.rl.rewards[decision.serial % self.buffer.rl.capacity] += adjustment.value
             self.counts["shapings"] += 1
             applied.append(asdict(adjustment))
             self.sink.emit(
@@ -317,50 +317,19 @@ class CoEvolution:
     def finetune_round(self, step: int) -> None:
         self.counts["since_finetune"] = 0
         best = [s for _, s in sorted(self.samples, key=lambda p: -p[0])[: self.config.finetune_every]]
-        folder = self.out_dir / "adapters"
-        if not getattr(self.llm, "supports_finetuning", False):
-            reason = f"{self.llm.name} cannot be fine-tuned from here"
-            path = ""
-            if self.config.llm == "openai":
-                path = str(export_jsonl(best, folder / f"samples-step{step:08d}.jsonl"))
-                reason += f"; {len(best)} samples exported to {path} for the server's own fine-tuning"
-            log.info("LoRA round skipped: %s", reason)
-            self.sink.emit(FinetuneEvent(step, 0, len(best), 0.0, None, path, skipped_reason=reason))
-            return
-        started = time.perf_counter()
-        try:
-            result = finetune(
-                self.llm,
-                best,
-                folder,
-                FinetuneConfig(max_steps=self.config.finetune_max_steps, seed=self.config.seed),
-            )
-        except Exception as error:  # noqa: BLE001 - a failed round keeps the previous adapter
-            log.warning("LoRA round failed, keeping the previous adapter: %s", error)
-            self.sink.emit(
-                FinetuneEvent(
-                    step,
-                    adapter_number(self.adapter and Path(self.adapter).name),
-                    len(best),
-                    time.perf_counter() - started,
-                    None,
-                    self.adapter,
-                    skipped_reason=f"failed: {type(error).__name__}: {error}"[:500],
-                )
-            )
-            return
-        self.adapter = str(result.adapter_path)
-        self.counts["finetunes"] += 1
-        self.sink.emit(
-            FinetuneEvent(
-                step,
-                adapter_number(result.adapter_path.name),
-                result.samples,
-                result.seconds,
-                result.loss_after,
-                self.adapter,
-            )
+        adapter = lora_round(
+            self.llm,
+            best,
+            self.out_dir / "adapters",
+            replace(self.config.finetune, seed=self.config.seed),
+            step=step,
+            adapter=self.adapter,
+            export=self.config.llm == "openai",
+            sink=self.sink,
         )
+        if adapter is not None:
+            self.adapter = adapter
+            self.counts["finetunes"] += 1
 
     # ----- reporting -----
     def _stat(self, key: str, value: float) -> None:
@@ -389,26 +358,39 @@ class CoEvolution:
             "criticised": sorted(self.criticised),
             "awaiting": [vars(a).copy() for a in self.awaiting],
             "samples": list(self.samples),
-            "stored": self.stored,
             "counts": dict(self.counts),
             "adapter": self.adapter,
             "stats": {k: list(v) for k, v in self._window_stats.items()},
             "chooser_rng": self.llm.rng.bit_generator.state if isinstance(self.llm, RandomChooser) else None,
         }
 
+    def _traced_decision_loader(self, state: dict):
+        """TracedDecision from its checkpointed dict. Checkpoints written before the buffer
+        counted its rows kept a ``serial`` per decision and a ``stored`` count beside the buffer;
+        both count the same decisions, so a serial is a row once shifted by their difference."""
+        if "stored" not in state:
+            return lambda d: TracedDecision(**d)
+        shift = state["stored"] - self.buffer.rl.added
+
+        def legacy(d: dict) -> TracedDecision:
+            d = dict(d)
+            serial = d.pop("serial")
+            return TracedDecision(**d, row=serial - shift)
+
+        return legacy
+
     def load_state_dict(self, state: dict) -> None:
         """Restore; call once the env is back at the checkpoint's step (observations re-attach to it)."""
         self.buffer.load_state_dict(state["llm_buffer"])
         self.window = [Decision(**{**d, "obs": thaw_obs(d["obs"], self.env)}) for d in state["window"]]
-        self.trajectory = [TracedDecision(**d) for d in state["trajectory"]]
+        traced = self._traced_decision_loader(state)
+        self.trajectory = [traced(d) for d in state["trajectory"]]
         self.finished = [
-            Trajectory(**{**t, "decisions": [TracedDecision(**d) for d in t["decisions"]]})
-            for t in state["finished"]
+            Trajectory(**{**t, "decisions": [traced(d) for d in t["decisions"]]}) for t in state["finished"]
         ]
         self.criticised = set(state["criticised"])
-        self.awaiting = [Awaiting(**a) for a in state["awaiting"]]
+        self.awaiting = [Awaiting.from_state(a) for a in state["awaiting"]]
         self.samples = list(state["samples"])
-        self.stored = state["stored"]
         self.counts = dict(state["counts"])
         self._window_stats = {k: list(v) for k, v in state["stats"].items()}
         if state["chooser_rng"] is not None and isinstance(self.llm, RandomChooser):

@@ -31,8 +31,8 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from ace_core.config import CRITIC_FORMATS as FORMATS
 from ace_core.config import TRAJECTORY_SELECTIONS as SELECTIONS
+from ace_core.config.sections import CriticConfig
 from ace_core.errors import ConfigError
 from ace_core.llm import prompts
 
@@ -42,49 +42,13 @@ MULTIPLES = {"-2K": -2, "-K": -1, "+K": 1, "+2K": 2}
 
 
 @dataclass
-class CriticConfig:
-    k: float = 0.1
-    """K: adjustments are -2K, -K, +K or +2K"""
-    threshold: float = 0.5
-    """an episode is eligible when some decision's step reward has |r| above this"""
-    selection: str = "reward"
-    """reward, state or action (see the module docstring)"""
-    max_steps_shown: int = 30
-    """decisions shown to the LLM (the most extreme ones and the last ones, in step order)"""
-    max_key_steps: int = 5
-    """adjustments applied per trajectory at most"""
-    max_new_tokens: int = 96
-    """length of the LLM's reply"""
-    prefill: bool = True
-    """json format: start the reply with '{"key_steps": [' (local models; servers may not continue a prefill)"""
-    format: str = "choice"
-    """choice (two scored letter questions per key step) or json (one free reply); see the module docstring"""
-    choice_key_steps: int = 1
-    """choice format: key steps asked per trajectory (two LLM calls each)"""
-
-    def validate(self) -> CriticConfig:
-        if self.selection not in SELECTIONS:
-            raise ConfigError(f"trajectory selection {self.selection!r}; accepted: {', '.join(SELECTIONS)}")
-        if self.format not in FORMATS:
-            raise ConfigError(f"critic format {self.format!r}; accepted: {', '.join(FORMATS)}")
-        if not 1 <= self.choice_key_steps <= len(prompts.LABELS):
-            raise ConfigError(
-                f"choice_key_steps={self.choice_key_steps}; accepted: 1 to {len(prompts.LABELS)}"
-            )
-        return self
-
-    def calls_per_trajectory(self) -> int:
-        return 2 * self.choice_key_steps if self.format == "choice" else 1
-
-
-@dataclass
 class TracedDecision:
     """One decision of an episode, as stored: where its transition lives in the replay buffer."""
 
     step: int
     """step within the episode"""
-    serial: int
-    """how many transitions the replay buffer had received before this one (row = serial % capacity)"""
+    row: int
+    """its row in the replay buffer (what ``ReplayBuffer.add`` returned)"""
     max_rho: float
     action: int
     step_reward: float

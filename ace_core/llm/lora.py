@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from ace_core.config.sections import FinetuneConfig
 from ace_core.errors import AceError, ConfigError
 from ace_core.llm.backend import LLMBackend, check_messages
 from ace_core.llm.local import LocalBackend
@@ -34,66 +35,6 @@ Sample = tuple[list[dict], str]
 
 ADAPTER_PATTERN = re.compile(r"^adapter-(\d{4,})$")
 METADATA_FILE = "gridace_finetune.json"
-
-
-@dataclass
-class FinetuneConfig:
-    """LoRA settings and the training budget of one fine-tuning round."""
-
-    r: int = 8
-    """LoRA rank (size of the low-rank update)"""
-    alpha: int = 16
-    """LoRA scaling numerator: the update is scaled by alpha / r"""
-    dropout: float = 0.05
-    """dropout on the LoRA branch during training"""
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
-    """names of the linear layers that get a LoRA update (the attention projections)"""
-    lr: float = 5e-4
-    """AdamW learning rate of the LoRA weights"""
-    epochs: int = 1
-    """passes over the samples (one pass over 100 samples takes 4-10 min on one busy CPU core)"""
-    max_steps: int = 0
-    """stop after this many optimizer steps; 0 runs all epochs"""
-    batch_size: int = 4
-    """samples per optimizer step"""
-    max_length: int = 512
-    """tokens per sample; longer prompts lose their beginning (the answer is always kept)"""
-    max_grad_norm: float = 1.0
-    """gradient norm clipping"""
-    eval_samples: int = 16
-    """samples (the first ones) on which loss_before and loss_after are measured; 0 means all"""
-    activation_checkpointing: bool = False
-    """recompute activations in the backward pass: far less memory (7B models on one GPU), ~30% slower"""
-    resume: bool = True
-    """continue training the backend's current adapter (its rank and targets win) instead of a new one"""
-    seed: int = 0
-    """seed of the LoRA initialisation and of the sample order"""
-
-    def validate(self) -> FinetuneConfig:
-        """Return self, or raise ConfigError naming the first bad field."""
-        checks = [
-            ("r", self.r, 1, 1024),
-            ("alpha", self.alpha, 1, 4096),
-            ("dropout", self.dropout, 0.0, 0.9),
-            ("lr", self.lr, 1e-7, 1.0),
-            ("epochs", self.epochs, 1, 1000),
-            ("max_steps", self.max_steps, 0, 1_000_000),
-            ("batch_size", self.batch_size, 1, 1024),
-            ("max_length", self.max_length, 8, 1_000_000),
-            ("max_grad_norm", self.max_grad_norm, 1e-6, 1e6),
-            ("eval_samples", self.eval_samples, 0, 1_000_000),
-            ("seed", self.seed, 0, 2**31 - 1),
-        ]
-        for name, value, low, high in checks:
-            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-                raise ConfigError(
-                    f"FinetuneConfig.{name}={value!r} is out of range; accepted: {low} to {high}"
-                )
-        if not self.target_modules or not all(isinstance(m, str) and m for m in self.target_modules):
-            raise ConfigError(
-                f"FinetuneConfig.target_modules={self.target_modules!r}: give module names such as q_proj, v_proj"
-            )
-        return self
 
 
 @dataclass

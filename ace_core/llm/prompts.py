@@ -11,6 +11,7 @@ of useful attention, and prompt length dominates the time of a choice on a CPU.
   action", and the remaining options relabelled.
 - **Content-free** versions of both (state, actions and numbers replaced by ``N/A``): what the
   model answers to the bare format, its letter prior, for contextual calibration.
+- **Explanation** (the operator's console): why a recommendation helps, in two plain sentences.
 - **Critic** (Value Critic, g_LLM): a compact trajectory (decision step, max rho, action in
   words, reward) and either a request for strict JSON naming key steps with adjustments in
   {-2K, -K, +K, +2K} (``json`` format), or two letter questions per key step (``choice`` format):
@@ -22,6 +23,7 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 LABELS = tuple(string.ascii_uppercase)
 """Choice labels; single letters are never token-prefixes of one another."""
@@ -212,3 +214,20 @@ def _check_candidates(candidates: Sequence[str]) -> None:
         raise ValueError("a choice prompt needs at least one candidate action")
     if len(candidates) > len(LABELS):
         raise ValueError(f"{len(candidates)} candidates; at most {len(LABELS)} can be labelled")
+
+
+def explain_messages(*, state_text: str, card: dict[str, Any]) -> list[dict[str, str]]:
+    """The chat asking an LLM to explain a recommendation to an operator, in plain words."""
+    after = card.get("max_rho_after")
+    effect = f"expected max line load after: {after:.0%}" if after is not None else "the simulation failed"
+    return [
+        {
+            "role": "system",
+            "content": "You are a power grid operator assistant. Explain recommendations briefly and plainly.",
+        },
+        {
+            "role": "user",
+            "content": f"Grid state: {state_text}\nRecommended action: {card['description']} "
+            f"(from the {card['source']}, {effect}).\nIn two sentences, why does this action help?",
+        },
+    ]

@@ -8,6 +8,11 @@ so the TD target is ``reward + discount * (1 - done) * V(next_obs)``. ``step_rew
 first step's reward alone (what one ``simulate`` of the action predicts; the LLM actor compares
 against it). ``source`` is ``SOURCE_RL`` or ``SOURCE_LLM`` and ``weight`` multiplies the policy
 loss (1 for RL rows; the mixed buffer's priority for LLM rows).
+
+A decision enters as one :class:`Transition`; ``add`` returns its *row*, the number of decisions
+the buffer had received before it. Rows keep counting past the capacity (the slot is ``row %
+capacity``), so :meth:`ReplayBuffer.shape_reward` can tell a row still held from one already
+overwritten by a newer decision, and refuse the latter.
 """
 
 from __future__ import annotations
@@ -17,8 +22,30 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ace_core.errors import AceError
+
 SOURCE_RL = 0
 SOURCE_LLM = 1
+
+
+class RowOverwrittenError(AceError, LookupError):
+    """A row that the replay buffer no longer holds (a newer decision took its slot)."""
+
+
+class Transition(NamedTuple):
+    """One decision, as stored: see the module docstring for what each reward means."""
+
+    obs: np.ndarray
+    mask: np.ndarray
+    action: int
+    reward: float
+    next_obs: np.ndarray
+    next_mask: np.ndarray
+    done: bool
+    discount: float
+    step_reward: float
+    source: int = SOURCE_RL
+    weight: float = 1.0
 
 
 class Batch(NamedTuple):
@@ -50,40 +77,43 @@ class ReplayBuffer:
         self.sources = np.zeros(capacity, dtype=np.int8)
         self.pos = 0
         self.full = False
+        self.added = 0
+        """decisions received since the buffer was created (the next row)"""
 
     def __len__(self) -> int:
         return self.capacity if self.full else self.pos
 
-    def add(
-        self,
-        obs: np.ndarray,
-        mask: np.ndarray,
-        action: int,
-        reward: float,
-        next_obs: np.ndarray,
-        next_mask: np.ndarray,
-        done: bool,
-        discount: float,
-        step_reward: float,
-        source: int = SOURCE_RL,
-        weight: float = 1.0,
-    ) -> int:
-        """Store one decision; returns its row."""
-        row = self.pos
-        self.obs[row] = obs
-        self.mask[row] = mask
-        self.actions[row] = action
-        self.rewards[row] = reward
-        self.next_obs[row] = next_obs
-        self.next_mask[row] = next_mask
-        self.dones[row] = float(done)
-        self.discounts[row] = discount
-        self.step_rewards[row] = step_reward
-        self.sources[row] = source
-        self.weights[row] = weight
+    def add(self, t: Transition) -> int:
+        """Store one decision; returns its row (see the module docstring)."""
+        slot = self.pos
+        self.obs[slot] = t.obs
+        self.mask[slot] = t.mask
+        self.actions[slot] = t.action
+        self.rewards[slot] = t.reward
+        self.next_obs[slot] = t.next_obs
+        self.next_mask[slot] = t.next_mask
+        self.dones[slot] = float(t.done)
+        self.discounts[slot] = t.discount
+        self.step_rewards[slot] = t.step_reward
+        self.sources[slot] = t.source
+        self.weights[slot] = t.weight
         self.pos = (self.pos + 1) % self.capacity
         self.full = self.full or self.pos == 0
-        return row
+        self.added += 1
+        return self.added - 1
+
+    def holds(self, row: int) -> bool:
+        """Whether ``row`` (as ``add`` returned it) is still in the buffer."""
+        return self.added - self.capacity <= row < self.added
+
+    def shape_reward(self, row: int, delta: float) -> None:
+        """Add ``delta`` to the stored reward of ``row``; refuses a row already overwritten."""
+        if not self.holds(row):
+            raise RowOverwrittenError(
+                f"row {row} is not in the replay buffer; it holds rows "
+                f"{max(0, self.added - self.capacity)} to {self.added - 1} (capacity {self.capacity})"
+            )
+        self.rewards[row % self.capacity] += delta
 
     def rows(self, rows: np.ndarray) -> Batch:
         as_tensor = torch.from_numpy
@@ -123,6 +153,7 @@ class ReplayBuffer:
             "capacity": self.capacity,
             "pos": self.pos,
             "full": self.full,
+            "added": self.added,
             **{name: getattr(self, name)[:n].copy() for name in self._ARRAYS},
         }
 
@@ -133,6 +164,8 @@ class ReplayBuffer:
         for name in self._ARRAYS:
             getattr(self, name)[:n] = state[name]
         self.pos, self.full = state["pos"], state["full"]
+        # checkpoints written before rows were counted: the count is known up to whole wraps
+        self.added = state.get("added", self.pos + (self.capacity if self.full else 0))
 
 
 def concat_batches(first: Batch, second: Batch) -> Batch:

@@ -25,6 +25,8 @@ the expectation (which the additive form cannot express).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from torch import nn
@@ -91,6 +93,42 @@ class ActionLayout:
 # ------------------------------------------------------------------------------------- flat
 
 
+def pick_flat(logits: np.ndarray, rng: np.random.Generator | None) -> int:
+    """The one way an action is drawn from logits (illegal ones very negative): a sample by
+    Gumbel-max with ``rng``, the most likely without. Numpy only: the acting path is per step."""
+    if rng is not None:
+        logits = logits - np.log(-np.log(rng.random(len(logits))))
+    return int(np.argmax(logits))
+
+
+SAMPLE_TRIES = 20
+"""bus-bit draws for a substation before falling back to its most likely valid configuration"""
+
+
+def pick_factorised(
+    top_logits: np.ndarray,
+    bit_logits: np.ndarray,
+    layout: ActionLayout,
+    rng: np.random.Generator | None,
+    best_in: Callable[[int], int],
+) -> int:
+    """A factorised action: the top-level choice by :func:`pick_flat`, then, for a substation, one
+    bus bit per element (sampled with ``rng``, the likelier bus without) until the bits name a
+    valid configuration; ``best_in(top)`` when none of the draws does."""
+    top = pick_flat(top_logits, rng)
+    if layout.space.top_sub[top] < 0:
+        return top
+    for _ in range(SAMPLE_TRIES if rng is not None else 1):
+        if rng is None:
+            bits = (bit_logits > 0).astype(np.int64)
+        else:
+            bits = (rng.random(len(bit_logits)) < 1.0 / (1.0 + np.exp(-bit_logits))).astype(np.int64)
+        index = layout.index_of(top, bits)
+        if index is not None:
+            return index
+    return best_in(top)
+
+
 class FlatActor(nn.Module):
     def __init__(self, obs_size: int, layout: ActionLayout, hidden: int) -> None:
         super().__init__()
@@ -132,11 +170,10 @@ class FlatPolicy:
 
     # acting, one observation at a time
     def sample(self, rng: np.random.Generator) -> int:
-        probs = self.probs[0].detach().double().numpy()
-        return int(rng.choice(len(probs), p=probs / probs.sum()))
+        return pick_flat(self.log_probs[0].detach().numpy(), rng)
 
     def greedy(self) -> int:
-        return int(self.log_probs[0].argmax())
+        return pick_flat(self.log_probs[0].detach().numpy(), None)
 
     @torch.no_grad()
     def top_k(self, k: int) -> list[tuple[int, float]]:
@@ -218,20 +255,15 @@ class FactorisedPolicy:
         return self.top_log_probs.gather(1, top[:, None]).squeeze(1) + bits.sum(1)
 
     # acting, one observation at a time
-    def sample(self, rng: np.random.Generator, tries: int = 20) -> int:
-        probs = self.top_probs[0].detach().double().numpy()
-        top = int(rng.choice(len(probs), p=probs / probs.sum()))
-        p2 = self.p2[0].detach().numpy()
-        for _ in range(tries):
-            index = self.layout.index_of(top, (rng.random(len(p2)) < p2).astype(np.int64))
-            if index is not None:
-                return index
-        return self._best_in(top)
+    def sample(self, rng: np.random.Generator) -> int:
+        return self._pick(rng)
 
     def greedy(self) -> int:
-        top = int(self.top_log_probs[0].argmax())
-        index = self.layout.index_of(top, (self.p2[0].detach().numpy() > 0.5).astype(np.int64))
-        return index if index is not None else self._best_in(top)
+        return self._pick(None)
+
+    def _pick(self, rng: np.random.Generator | None) -> int:
+        top_logits, bit_logits = self.top_log_probs[0].detach().numpy(), self.bit_logits[0].detach().numpy()
+        return pick_factorised(top_logits, bit_logits, self.layout, rng, self._best_in)
 
     @torch.no_grad()
     def _best_in(self, top: int) -> int:

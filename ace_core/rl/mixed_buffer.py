@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ace_core.errors import ConfigError
-from ace_core.rl.buffer import SOURCE_LLM, Batch, ReplayBuffer, concat_batches
+from ace_core.rl.buffer import SOURCE_LLM, Batch, ReplayBuffer, Transition, concat_batches
 
 
 def priority(r_llm: float, r_rl: float, temperature: float, max_weight: float) -> float:
@@ -59,24 +59,13 @@ class MixedBuffer:
     def __len__(self) -> int:
         return len(self.rl)
 
-    def add_refinement(
-        self,
-        obs: np.ndarray,
-        mask: np.ndarray,
-        action: int,
-        reward: float,
-        next_obs: np.ndarray,
-        next_mask: np.ndarray,
-        done: bool,
-        discount: float,
-        rl_reward: float,
-    ) -> float:
-        """Store a validated refinement in the LLM buffer; returns its priority (0: not stored)."""
-        weight = priority(reward, rl_reward, self.temperature, self.max_weight)
+    def add_refinement(self, transition: Transition, rl_reward: float) -> float:
+        """Store a validated refinement in the LLM buffer; returns its priority (0: not stored).
+
+        ``rl_reward`` is the one-step simulated reward of the RL action it refines."""
+        weight = priority(transition.reward, rl_reward, self.temperature, self.max_weight)
         if weight > 0.0:
-            self.llm.add(
-                obs, mask, action, reward, next_obs, next_mask, done, discount, reward, SOURCE_LLM, weight
-            )
+            self.llm.add(transition._replace(step_reward=transition.reward, source=SOURCE_LLM, weight=weight))
         return weight
 
     def llm_rows(self, batch_size: int) -> int:

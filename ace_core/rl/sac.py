@@ -14,42 +14,23 @@ DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves 
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch.nn import functional as F
 
+from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.rl.buffer import SOURCE_LLM, Batch
-from ace_core.rl.heads import make_heads
-
-
-@dataclass
-class SACConfig:
-    head: str = "flat"
-    """flat or factorised (see ace_core.rl.heads)"""
-    hidden: int = 256
-    """width of the hidden layers"""
-    gamma: float = 0.99
-    """discount per environment step"""
-    tau: float = 0.005
-    """target network smoothing coefficient"""
-    policy_lr: float = 3e-4
-    """actor learning rate"""
-    q_lr: float = 3e-4
-    """critic learning rate"""
-    target_entropy_scale: float = 0.25
-    """target entropy = scale * log(number of actions)"""
-    max_grad_norm: float = 10.0
-    """gradient norm clipping for actor and critics (keeps Q from running away early)"""
-    imitation: float = 0.0
-    """weight of the behaviour-cloning term on LLM rows, w * -log pi(a_llm | s) (0: off)"""
+from ace_core.rl.heads import make_heads, pick_factorised, pick_flat, resolve_head
 
 
 class SAC:
     def __init__(self, obs_size: int, space: ActionSpace, config: SACConfig) -> None:
+        # "auto" becomes the head this space gets, so a saved config names the head it built
+        config = dataclasses.replace(config, head=resolve_head(config.head, space))
         self.config = config
         self.space = space
         self.actor, self.qf1, self.qf2, self.qf1_target, self.qf2_target, self.layout = make_heads(
@@ -131,27 +112,16 @@ class SAC:
         """
         out = self._numpy_actor(features)
         if self.config.head == "flat":
-            logits = np.where(top_mask[self.space.top_of_action], out, -np.inf)
-            if rng is not None:
-                logits = logits - np.log(-np.log(rng.random(len(logits))))
-            return int(np.argmax(logits))
+            return pick_flat(np.where(top_mask[self.space.top_of_action], out, -np.inf), rng)
         n_top = self.space.n_top
         top_logits = np.where(top_mask, out[:n_top], -np.inf)
-        bit_logits = out[n_top:]
-        if rng is not None:
-            top_logits = top_logits - np.log(-np.log(rng.random(n_top)))
-        top = int(np.argmax(top_logits))
-        if self.space.top_sub[top] < 0:
-            return top
-        for _ in range(20 if rng is not None else 1):
-            if rng is None:
-                bits = (bit_logits > 0).astype(np.int64)
-            else:
-                bits = (rng.random(len(bit_logits)) < 1.0 / (1.0 + np.exp(-bit_logits))).astype(np.int64)
-            index = self.layout.index_of(top, bits)
-            if index is not None:
-                return index
-        return self.policy(features, top_mask)._best_in(top)
+        return pick_factorised(
+            top_logits,
+            out[n_top:],
+            self.layout,
+            rng,
+            lambda top: self.policy(features, top_mask)._best_in(top),
+        )
 
     def _numpy_actor(self, x: np.ndarray) -> np.ndarray:
         if self._actor_weights is None:

@@ -1,9 +1,11 @@
 import json
 
 import pytest
+import torch
 from grid2op.Episode import EpisodeData
 
 from ace_core.agents import Greedy, load_agent
+from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError, CheckpointError, ConfigError
 from ace_core.evaluate import evaluate
@@ -84,3 +86,17 @@ def test_survival_is_relative_to_the_scenario_length_not_the_chronic_step():
         assert episode["max_steps"] == int(episode["scenario"].split("+")[1])
         assert episode["steps_survived"] <= episode["max_steps"]
     assert report["survival_mean"] == 1.0  # doing nothing survives the sandbox grid
+
+
+def test_a_checkpoint_written_before_composed_configs_still_evaluates(tmp_path, sandbox_run):
+    state = load_checkpoint(sandbox_run)
+    # the policy's part of a checkpoint as written then: flat settings, some added since missing
+    config = {k: v for k, v in TrainConfig.from_dict(state["config"]).to_dict().items() if k != "imitation"}
+    legacy = {key: state[key] for key in ("format", "fingerprint", "subset", "sac", "features")}
+    torch.save({**legacy, "config": config}, tmp_path / "checkpoint.pt")
+    reports = [
+        evaluate("l2rpn_case14_sandbox", f"sac:{run}", "test", nb_episode=1, out_dir=tmp_path / name)
+        for name, run in (("old", tmp_path), ("new", sandbox_run))
+    ]
+    old, new = (r["episodes"][0] for r in reports)
+    assert old["steps_survived"] == new["steps_survived"] > 0 and old["reward"] == new["reward"]

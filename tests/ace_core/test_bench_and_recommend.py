@@ -1,6 +1,5 @@
 import numpy as np
 
-from ace_core.agents import sac_config
 from ace_core.bench import bench_env
 from ace_core.config import TrainConfig
 from ace_core.recommend import recommend
@@ -25,7 +24,7 @@ def test_quick_bench_reports_every_figure():
 
 def test_recommendations_are_simulated_and_ranked(sandbox, sandbox_space, sandbox_features):
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    sac = SAC(sandbox_features.size, sandbox_space, sac_config(TrainConfig(hidden=32), sandbox_space))
+    sac = SAC(sandbox_features.size, sandbox_space, TrainConfig(hidden=32).sac)
     cards, timings = recommend(obs, sac, sandbox_space, sandbox_features, sandbox.action_space, k=5)
     policy_cards = [c for c in cards if c.source == "policy"]
     assert len(policy_cards) == 5
@@ -47,7 +46,7 @@ def test_greedy_fallback_when_the_grid_is_overloaded(sandbox, sandbox_space, san
         sandbox.set_thermal_limit(limits * 0.6)
         obs = sandbox.reset(seed=0, options={"time serie id": 0})
         assert obs.rho.max() >= 1.0
-        sac = SAC(sandbox_features.size, sandbox_space, sac_config(TrainConfig(hidden=32), sandbox_space))
+        sac = SAC(sandbox_features.size, sandbox_space, TrainConfig(hidden=32).sac)
         cards, _ = recommend(obs, sac, sandbox_space, sandbox_features, sandbox.action_space, k=2)
         assert all(c.max_rho_before >= 1.0 for c in cards)
         assert {c.source for c in cards} <= {"policy", "greedy"}

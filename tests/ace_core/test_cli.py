@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,16 @@ def test_actions_and_envs_listing():
     proc = run_cli("actions", "--env", "l2rpn_case14_sandbox", "0", "198", check_rc=0)
     assert '"actions": 199' in proc.stdout and "substation 13" in proc.stdout
     assert "l2rpn_wcci_2020" in run_cli("envs", check_rc=0).stdout
+
+
+@pytest.mark.parametrize("command", ["train", "experiment"])
+def test_help_gives_each_flag_its_doc_and_one_default(command):
+    from ace_core.config import config_fields
+
+    text = " ".join(run_cli(command, "--help", check_rc=0).stdout.split())
+    assert "(default: None)" not in text
+    for field in config_fields():
+        assert "--" + field.name.replace("_", "-") in text
+    assert "width of the hidden layers (default: 256)" in text
+    assert "K of the critic's adjustments {-2K, -K, +K, +2K} (default: 0.1)" in text
+    assert not re.search(r"\(default: [^()]*\) \(default: ", text)  # never twice in a row

@@ -1,6 +1,16 @@
+import dataclasses
+
 import pytest
 
-from ace_core.config import TrainConfig, field_docs
+from ace_core.config import (
+    ActorConfig,
+    CriticConfig,
+    FinetuneConfig,
+    SACConfig,
+    TrainConfig,
+    config_fields,
+    field_docs,
+)
 from ace_core.errors import ConfigError
 
 
@@ -44,7 +54,7 @@ def test_from_dict_refuses_unknown_keys_and_wrong_types():
         TrainConfig.from_dict({"colour": "red"})
     with pytest.raises(ConfigError, match="steps must be int"):
         TrainConfig.from_dict({"steps": "many"})
-    assert TrainConfig.from_dict({"gamma": 1}).gamma == 1.0
+    assert TrainConfig.from_dict({"gamma": 1}).sac.gamma == 1.0
     assert TrainConfig.from_dict(TrainConfig(seed=4).to_dict()) == TrainConfig(seed=4)
 
 
@@ -52,3 +62,53 @@ def test_every_field_is_documented():
     docs = field_docs()
     assert set(docs) == set(TrainConfig().to_dict())
     assert all(docs.values())
+
+
+def test_sections_hold_their_settings_whether_given_flat_or_whole():
+    flat = TrainConfig(hidden=32, actor_rounds=2, shaping_k=0.2, finetune_max_steps=3, seed=5)
+    whole = TrainConfig(
+        sac=SACConfig(hidden=32),
+        llm_actor=ActorConfig(rounds=2),
+        llm_critic=CriticConfig(k=0.2),
+        finetune=FinetuneConfig(max_steps=3),
+        seed=5,
+    )
+    assert flat == whole
+    assert flat.sac.hidden == 32 and flat.llm_actor.rounds == 2 and flat.llm_critic.k == 0.2
+    assert flat.finetune.max_steps == 3 and flat.get("shaping_k") == 0.2
+    # the flat settings are the CLI's and the web form's: one per documented field, no section
+    assert flat.to_dict()["actor_rounds"] == 2 and not set(flat.to_dict()) & {"sac", "llm_actor"}
+    assert [f.name for f in config_fields()] == list(flat.to_dict())
+    # a copy never shares a section with the config it came from
+    copy = dataclasses.replace(flat, steps=7)
+    copy.sac.hidden = 8
+    assert flat.sac.hidden == 32 and copy.steps == 7
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_grad_norm'"):
+        TrainConfig(max_grad_norm=1.0)  # a code setting, not a flat one: set it through its section
+
+
+def test_the_full_dict_keeps_every_setting_and_reads_back():
+    config = TrainConfig(
+        sac=SACConfig(max_grad_norm=3.0), llm_critic=CriticConfig(max_key_steps=2), hidden=16
+    )
+    full = config.full_dict()
+    assert full["sac"]["max_grad_norm"] == 3.0 and full["llm_critic"]["max_key_steps"] == 2
+    assert full["finetune"]["target_modules"] == ("q_proj", "k_proj", "v_proj", "o_proj")
+    assert TrainConfig.from_dict(full) == config
+    with pytest.raises(ConfigError, match=r"unknown sac settings \['depth'\]"):
+        TrainConfig.from_dict({"sac": {"depth": 3}})
+    with pytest.raises(ConfigError, match="sac.hidden must be int"):
+        TrainConfig.from_dict({"sac": {"hidden": "wide"}})
+
+
+def test_differences_compare_only_the_settings_a_saved_config_has():
+    config = TrainConfig(hidden=16, teacher_budget=8)
+    old_flat = {k: v for k, v in config.to_dict().items() if k != "teacher_budget"}
+    assert config.differences(old_flat) == []  # teacher_budget was added after: not compared
+    assert config.differences({**old_flat, "hidden": 32, "shaping_k": 0.3}) == ["hidden", "shaping_k"]
+    full = config.full_dict()
+    del full["sac"]["max_grad_norm"]
+    assert config.differences(full) == []
+    full["sac"]["max_grad_norm"] = 1.0
+    full["llm_critic"]["k"] = 0.5
+    assert config.differences(full) == ["sac.max_grad_norm", "shaping_k"]

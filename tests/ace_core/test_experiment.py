@@ -30,7 +30,7 @@ def test_variants_change_only_what_they_ablate():
     assert ace.llm == "local" and ace.actor and ace.critic and ace.seed == 1
     assert not variant_config(base, "ace-no-actor", 0).actor
     assert variant_config(base, "ace-rbar-0.3", 0).r_bar == -0.3
-    assert variant_config(base, "ace-traj-action", 0).trajectory_selection == "action"
+    assert variant_config(base, "ace-traj-action", 0).llm_critic.selection == "action"
     control = variant_config(base, "random-control", 0)
     assert control.llm == "random" and not control.critic
     with pytest.raises(ConfigError, match="accepted: sac, ace"):

@@ -84,3 +84,31 @@ def test_gradient_steps_multiply_the_updates(tmp_path):
     three = train(dataclasses.replace(config, gradient_steps=3), MemorySink(), tmp_path / "three")
     assert one.decisions == three.decisions  # at rho_threshold 0.5 the sandbox asks at every step
     assert three.updates == 3 * one.updates > 0
+
+
+def _as_written_before_composed_configs(state: dict, dropped: str) -> dict:
+    """The layout of checkpoints written before configs were composed: flat settings (without
+    ``dropped``, as if that setting had been added since), the teacher's count among the loop's
+    counters, and a replay buffer that did not count its rows."""
+    config = TrainConfig.from_dict(state["config"]).to_dict()
+    del config[dropped]
+    loop = {**state["loop"], "teacher_decisions": state["teacher"]["decisions"]}
+    buffer = {k: v for k, v in state["buffer"].items() if k != "added"}
+    legacy = {k: v for k, v in state.items() if k != "teacher"}
+    return {**legacy, "config": config, "loop": loop, "buffer": buffer}
+
+
+def test_a_checkpoint_written_before_composed_configs_resumes_exactly(straight_run, tmp_path):
+    out, _, _ = straight_run
+    train(TrainConfig(**{**TINY, "steps": 250}), MemorySink(), tmp_path)
+    path = tmp_path / "checkpoint.pt"
+    torch.save(_as_written_before_composed_configs(load_checkpoint(path), "teacher_budget"), path)
+    # the settings it has still guard the run; the one it lacks is not compared
+    with pytest.raises(CheckpointError, match="these differ: gamma$"):
+        train(TrainConfig(**{**TINY, "gamma": 0.9, "teacher_budget": 3}), MemorySink(), tmp_path, resume=True)
+    resumed = train(TrainConfig(**TINY), MemorySink(), tmp_path, resume=True)
+    assert resumed.steps == 400
+    a, b = _params(out), _params(tmp_path)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    # rewritten in the current layout: every setting, sections nested
+    assert load_checkpoint(path)["config"] == TrainConfig(**TINY).full_dict()

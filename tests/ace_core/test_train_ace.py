@@ -270,3 +270,54 @@ def test_an_openai_compatible_server_drives_the_actor_and_gets_samples_exported(
     # shuffled order put it
     answer = exported[0]["messages"][-1]
     assert len(exported) == 2 and answer["role"] == "assistant" and answer["content"] in LABELS
+
+
+def _as_written_before_typed_transitions(state: dict, wraps: int) -> dict:
+    """The checkpoint layout of runs written before transitions were typed: refinements awaiting
+    review carried a dict, traced decisions a ``serial``, and ACE counted stored transitions beside
+    the buffer (here as if the buffer had wrapped ``wraps`` more times than its slots show)."""
+    buffer, ace = dict(state["buffer"]), dict(state["ace"])
+    added = buffer.pop("added")
+    shift = wraps * buffer["capacity"]
+
+    def traced(d):
+        d = dict(d)
+        d["serial"] = d.pop("row") + shift
+        return d
+
+    ace["stored"] = added + shift
+    ace["trajectory"] = [traced(d) for d in ace["trajectory"]]
+    ace["finished"] = [{**t, "decisions": [traced(d) for d in t["decisions"]]} for t in ace["finished"]]
+    ace["awaiting"] = [
+        {**a, "transition": {**a["transition"]._asdict(), "rl_reward": a.pop("rl_reward")}}
+        for a in map(dict, ace["awaiting"])
+    ]
+    for d in ace["awaiting"]:
+        for key in ("step_reward", "source", "weight"):
+            del d["transition"][key]
+    return {**state, "buffer": buffer, "ace": ace}
+
+
+@pytest.mark.parametrize("wraps", [0, 3])
+def test_a_checkpoint_written_before_typed_transitions_resumes_exactly(wraps, tmp_path):
+    config = TrainConfig(**{**ACE, "steps": 150}, llm="random", critic=False, require_approval=True)
+    straight = Trainer(config, tmp_path / "straight", ReviewSink(delay=4))
+    straight.run()
+    reviewers = ReviewSink(delay=4)  # like the web app's reviews, they outlive the interruption
+    train(TrainConfig(**{**config.to_dict(), "steps": 110}), reviewers, tmp_path / "resumed")
+    path = tmp_path / "resumed" / "checkpoint.pt"
+    state = load_checkpoint(path)
+    assert state["ace"]["awaiting"] and state["ace"]["finished"]  # the legacy parts are exercised
+    torch.save(_as_written_before_typed_transitions(state, wraps), path)
+
+    resumed = Trainer(config, tmp_path / "resumed", reviewers)
+    resumed.run(resume=True)
+    a, b = _actor(tmp_path / "straight"), _actor(tmp_path / "resumed")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert resumed.ace.counts == straight.ace.counts
+    assert np.array_equal(resumed.buffer.rewards, straight.buffer.rewards)
+    assert 0 < len(resumed.ace.buffer.llm) == len(straight.ace.buffer.llm)
+    # the traced rows still name the decisions' slots, and the newest are still held
+    for mine, theirs in zip(resumed.ace.finished, straight.ace.finished):
+        assert [d.row % 100_000 for d in mine.decisions] == [d.row % 100_000 for d in theirs.decisions]
+        assert all(resumed.buffer.holds(d.row) for d in mine.decisions)

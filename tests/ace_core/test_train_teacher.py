@@ -38,7 +38,7 @@ def test_with_teacher_prob_one_every_decision_in_the_window_is_the_experts(tmp_p
     trainer = RecordingTrainer(config, tmp_path, sink)
     trainer.run()
     assert trainer.decisions > 50
-    assert trainer.teacher_decisions == trainer.decisions
+    assert trainer.teacher.decisions == trainer.decisions
     assert trainer.played == trainer.expert
     assert any(action >= trainer.space.first_topology for action in trainer.played)  # not only do-nothing
     reported = sink.of_type(MetricsEvent)[-1].values
@@ -59,7 +59,7 @@ def test_without_teacher_nothing_is_simulated_and_nothing_is_counted(tmp_path, m
     def no_simulation(*args, **kwargs):
         raise AssertionError("the expert was called with teacher_prob=0")
 
-    monkeypatch.setattr("ace_core.train.greedy_search", no_simulation)
+    monkeypatch.setattr("ace_core.teacher.greedy_search", no_simulation)
     sink = MemorySink()
     result = train(TrainConfig(**TINY, teacher_prob=0.0), sink, tmp_path)
     assert result.decisions > 0
@@ -77,4 +77,20 @@ def test_resume_with_teacher_continues_exactly(tmp_path, stop_at):
     a, b = load_checkpoint(straight), load_checkpoint(resumed)
     assert all(torch.equal(a["sac"]["actor"][k], b["sac"]["actor"][k]) for k in a["sac"]["actor"])
     assert np.array_equal(a["buffer"]["actions"], b["buffer"]["actions"])
-    assert a["loop"]["teacher_decisions"] == b["loop"]["teacher_decisions"] > 0
+    assert a["teacher"]["decisions"] == b["teacher"]["decisions"] > 0
+
+
+def test_a_checkpoint_that_kept_the_teacher_count_in_the_loop_resumes_exactly(tmp_path):
+    config = dict(TINY, teacher_prob=0.8, teacher_steps=250)
+    straight = tmp_path / "straight"
+    train(TrainConfig(**config), MemorySink(), straight)
+    resumed = tmp_path / "resumed"
+    train(TrainConfig(**{**config, "steps": 150}), MemorySink(), resumed)
+    state = load_checkpoint(resumed)
+    # the layout written before extensions: the count among the loop's counters
+    state["loop"]["teacher_decisions"] = state.pop("teacher")["decisions"]
+    torch.save(state, resumed / "checkpoint.pt")
+    train(TrainConfig(**config), MemorySink(), resumed, resume=True)
+    a, b = load_checkpoint(straight), load_checkpoint(resumed)
+    assert all(torch.equal(a["sac"]["actor"][k], b["sac"]["actor"][k]) for k in a["sac"]["actor"])
+    assert a["teacher"]["decisions"] == b["teacher"]["decisions"] > 0

@@ -3,7 +3,6 @@ page), watch them, cancel the selected ones. Runs are never edited; services do 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from django import forms
@@ -12,13 +11,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from ace_core.config import TrainConfig
+from ace_core.config import config_fields
 from webapp.accounts import roles
 from webapp.training.forms import clean_config, config_form_fields
 from webapp.training.models import Checkpoint, Deployment, Evaluation, TrainingRun
 from webapp.training.services.runs import run_cancel, run_launch
 
-CONFIG_NAMES = [field.name for field in dataclasses.fields(TrainConfig)]
+CONFIG_NAMES = [field.name for field in config_fields()]
 
 
 def launch_form_class() -> type[forms.ModelForm]:

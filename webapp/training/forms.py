@@ -3,7 +3,6 @@ field's docstring, errors from :meth:`TrainConfig.validate` put on the field the
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -16,8 +15,9 @@ from ace_core.config import (
     HEADS,
     LLM_BACKENDS,
     TRAJECTORY_SELECTIONS,
+    ConfigField,
     TrainConfig,
-    field_docs,
+    config_fields,
 )
 from ace_core.errors import ConfigError
 from webapp.training.selectors import env_names
@@ -77,7 +77,7 @@ def section_of(name: str) -> str:
     return LLM_SECTION if name.startswith(LLM_PREFIXES) else "Training"
 
 
-def _config_field(field: dataclasses.Field, default: Any, help_text: str) -> forms.Field:
+def _config_field(field: ConfigField, default: Any, help_text: str) -> forms.Field:
     label = field.name.replace("_", " ")
     options: dict[str, Any] = {"label": label, "help_text": help_text, "initial": default}
     if field.name == "env":
@@ -112,17 +112,12 @@ def config_field_for_message(message: str, names: list[str]) -> str | None:
 
 def config_form_fields() -> dict[str, forms.Field]:
     """A form field per TrainConfig field, in the dataclass's order."""
-    docs = field_docs()
-    defaults = TrainConfig()
-    return {
-        field.name: _config_field(field, getattr(defaults, field.name), docs.get(field.name, ""))
-        for field in dataclasses.fields(TrainConfig)
-    }
+    return {field.name: _config_field(field, field.default, field.doc) for field in config_fields()}
 
 
 def clean_config(form: forms.BaseForm, cleaned: dict[str, Any]) -> dict[str, Any]:
     """Put the validated TrainConfig in ``cleaned["config"]``, or its error on the field it names."""
-    names = [field.name for field in dataclasses.fields(TrainConfig)]
+    names = [field.name for field in config_fields()]
     if any(name in form.errors for name in names):
         return cleaned  # type errors first; TrainConfig is checked once they are fixed
     values = {name: cleaned[name] for name in names if name in cleaned}
@@ -143,7 +138,7 @@ class TrainConfigForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.update(config_form_fields())
-        self.config_names = [field.name for field in dataclasses.fields(TrainConfig)]
+        self.config_names = [field.name for field in config_fields()]
 
     def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
         """(title, fields) in page order: Environment, Training, then the LLM co-evolution loop;

@@ -10,6 +10,7 @@ from ace_core.llm.actor import ActorConfig, Decision, PolicyActor, RandomChooser
 from ace_core.llm.local import LocalBackend
 from ace_core.llm.openai_compat import OpenAICompatBackend
 from ace_core.llm.prompts import LABELS
+from ace_core.rl.buffer import SOURCE_LLM
 from tests.ace_core.conftest import ChatServer
 
 # for the tests that script or read letter answers; text answers (the default) have their own tests
@@ -85,8 +86,9 @@ def test_only_a_simulation_validated_improvement_is_accepted_after_feedback(
     )
     # the transition for the LLM buffer is the validated one-step outcome
     t = refinement.transition
-    assert t["action"] == better[0] and t["reward"] > t["rl_reward"] == rl.reward
-    assert np.array_equal(t["obs"], decision.features) and t["next_obs"].shape == decision.features.shape
+    assert t.action == better[0] and t.reward > refinement.rl_reward == rl.reward
+    assert t.source == SOURCE_LLM and t.step_reward == t.reward and not t.done
+    assert np.array_equal(t.obs, decision.features) and t.next_obs.shape == decision.features.shape
     # the fine-tuning sample answers the round-1 prompt with the letter of the option simulation
     # shows best among the whole shortlist (not necessarily the one the LLM picked), in the order shown
     messages, answer = refinement.sample
@@ -117,7 +119,7 @@ def test_retries_stop_after_the_configured_rounds_when_nothing_is_better(
     assert not refinement.accepted and refinement.calls == 5 == len(refinement.event.rounds)
     assert len({r.action_index for r in refinement.event.rounds}) == 5  # never the same option twice
     assert refinement.event.reason == "no option was better than the RL action in simulation"
-    assert refinement.transition == {} and refinement.sample is None
+    assert refinement.transition is None and refinement.sample is None
     assert len(chat_server.requests) == 5
 
 
@@ -130,7 +132,7 @@ def test_garbage_answers_are_recorded_and_the_rl_action_stands(
         _server_backend(chat_server), sandbox_space, sandbox.action_space, sandbox_features, LETTERS
     )
     refinement = actor.refine(decision, "r2", step=1, max_calls=50)
-    assert not refinement.accepted and refinement.transition == {}
+    assert not refinement.accepted and refinement.transition is None
     assert len(refinement.event.rounds) == 2  # two errors in a row end the refinement
     assert all("none of the labels" in r.error and r.action_index is None for r in refinement.event.rounds)
     assert refinement.event.reason.startswith("LLM error")

@@ -84,7 +84,7 @@ def _trajectory(episode, rewards, rhos=None, actions=None, survived=288):
     decisions = [
         TracedDecision(
             step=10 * i,
-            serial=100 * episode + i,
+            row=100 * episode + i,
             max_rho=(rhos or [0.95] * len(rewards))[i],
             action=(actions or [0] * len(rewards))[i],
             step_reward=r,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ace_core.errors import ConfigError
-from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer
+from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer, Transition
 from ace_core.rl.mixed_buffer import MixedBuffer, priority
 
 OBS, MASK = 3, 2
@@ -14,14 +14,24 @@ def _filled(n: int, capacity: int = 100) -> ReplayBuffer:
     buffer = ReplayBuffer(capacity, OBS, MASK)
     for i in range(n):
         buffer.add(
-            np.full(OBS, i), np.ones(MASK, bool), i, 0.0, np.zeros(OBS), np.ones(MASK, bool), False, 0.99, 0.0
+            Transition(
+                np.full(OBS, i),
+                np.ones(MASK, bool),
+                i,
+                0.0,
+                np.zeros(OBS),
+                np.ones(MASK, bool),
+                False,
+                0.99,
+                0.0,
+            )
         )
     return buffer
 
 
 def _refine(mixed: MixedBuffer, action: int, r_llm: float, r_rl: float) -> float:
     zeros, ones = np.zeros(OBS), np.ones(MASK, bool)
-    return mixed.add_refinement(zeros, ones, action, r_llm, zeros, ones, False, 0.99, r_rl)
+    return mixed.add_refinement(Transition(zeros, ones, action, r_llm, zeros, ones, False, 0.99, r_llm), r_rl)
 
 
 def test_priority_is_eq_8_with_validity_and_clip():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer
+from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer, Transition
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -19,7 +19,7 @@ def _bandit(space, rng, n=512, obs_size=6):
         obs[c] = 1.0
         action = good[c] if rng.random() < 0.3 else int(rng.integers(space.n))
         reward = 1.0 if action == good[c] else 0.0
-        buffer.add(obs, mask, action, reward, obs, mask, True, 0.99, reward)
+        buffer.add(Transition(obs, mask, action, reward, obs, mask, True, 0.99, reward))
     return buffer, good, mask
 
 
@@ -90,3 +90,22 @@ def test_imitation_pulls_the_policy_towards_the_llm_rows_actions_only(sandbox_sp
     # RL rows are never imitated: with no LLM row the term is zero
     sac = SAC(6, sandbox_space, SACConfig(head="flat", hidden=32, imitation=1.0))
     assert sac.update(batch._replace(sources=torch.full((32,), SOURCE_RL)))["losses/imitation"] == 0.0
+
+
+@pytest.mark.parametrize("head", ["flat", "factorised"])
+def test_acting_and_the_policys_own_draws_are_one_rule(sandbox_space, head):
+    """SAC.act (numpy, per step) and the policy's sample/greedy pick with the same code: the same
+    generator state gives the same action, and greedy is act without a generator."""
+    torch.manual_seed(0)
+    sac = SAC(6, sandbox_space, SACConfig(head=head, hidden=16))
+    rng = np.random.default_rng(0)
+    mask = np.ones(sandbox_space.n_top, bool)
+    mask[1::3] = False  # some categories illegal
+    for _ in range(20):
+        features = rng.normal(size=6).astype(np.float32)
+        policy = sac.policy(features, mask)
+        seed = int(rng.integers(2**31))
+        drawn = [sac.act(features, mask, np.random.default_rng(seed)) for _ in range(2)]
+        assert drawn == [policy.sample(np.random.default_rng(seed))] * 2
+        assert sac.act(features, mask, None) == policy.greedy()
+        assert mask[sandbox_space.top_of_action[drawn[0]]]

@@ -124,7 +124,7 @@ def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> Traini
         events = sink.events
     else:
         log(f"live console's policy: freshly initialised weights for {config.env} (no training)")
-        path = untrained_policy(config.env, out_dir / "checkpoint.pt", hidden=config.hidden)
+        path = untrained_policy(config.env, out_dir / "checkpoint.pt", hidden=config.sac.hidden)
         events = [CheckpointEvent(step=0, path=str(path))]
     recorders = {
         MetricsEvent: event_services.metrics_record,

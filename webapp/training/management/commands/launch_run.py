@@ -6,13 +6,12 @@ Example: ``manage.py launch_run --user engineer --set env=rte_case14_realistic -
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ace_core.config import TrainConfig
+from ace_core.config import TrainConfig, config_fields
 from ace_core.errors import ConfigError
 from webapp.training.services.runs import run_launch
 
@@ -22,8 +21,7 @@ FALSE_WORDS = {"0", "false", "no", "off"}
 
 def parse_assignments(assignments: list[str]) -> dict[str, Any]:
     """``["steps=300", "actor=false"]`` -> ``{"steps": 300, "actor": False}``, typed by the field."""
-    defaults = TrainConfig()
-    fields = {field.name for field in dataclasses.fields(TrainConfig)}
+    fields = {field.name: field for field in config_fields()}
     values: dict[str, Any] = {}
     for assignment in assignments:
         name, sep, raw = assignment.partition("=")
@@ -31,7 +29,7 @@ def parse_assignments(assignments: list[str]) -> dict[str, Any]:
             raise ConfigError(f"--set {assignment!r} is not name=value")
         if name not in fields:
             raise ConfigError(f"unknown config field {name!r}; accepted: {', '.join(sorted(fields))}")
-        kind = type(getattr(defaults, name))
+        kind = fields[name].type
         try:
             if kind is bool:
                 if raw.lower() not in TRUE_WORDS | FALSE_WORDS:

@@ -1,0 +1,72 @@
+"""The live grid behind the operator's console, one concept per module:
+
+- :mod:`~ace_core.live.envs`: the pool of reusable envs and the scenarios sessions index into;
+- :mod:`~ace_core.live.actions`: operators' actions as JSON objects, checked by ``parse_action``;
+- :mod:`~ace_core.live.states`: the grid's layout and per-step states (and their deltas);
+- :mod:`~ace_core.live.alarms`: alarms a step raises;
+- :mod:`~ace_core.live.legality`: why an action cannot be played now;
+- :mod:`~ace_core.live.what_if`: an action simulated one step ahead;
+- :mod:`~ace_core.live.grid`: ``LiveGrid``, one scenario stepped on demand with recommendations;
+- :mod:`~ace_core.live.export`: a session as grid2op EpisodeData; :mod:`~ace_core.live.archive`:
+  zip archives of it; :mod:`~ace_core.live.policy`: policies without a training run.
+
+The names the web app uses are importable from ``ace_core.live`` itself. Pure Python: no Django.
+"""
+
+from ace_core.live.actions import (
+    ACTION_KINDS,
+    BUSES,
+    DO_NOTHING,
+    LINE_STATUSES,
+    LiveAction,
+    LiveActionError,
+    absolute_action,
+    describe_action,
+    parse_action,
+    to_grid2op,
+)
+from ace_core.live.alarms import alarms_between
+from ace_core.live.archive import zip_folder
+from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
+from ace_core.live.export import ReplayAgent, export_episode
+from ace_core.live.grid import LiveGrid, StepResult, card_dict
+from ace_core.live.legality import LegalityRules
+from ace_core.live.policy import untrained_policy
+from ace_core.live.states import DELTA_KEYS, OVERLOAD, apply_delta, grid_layout, grid_state, state_delta
+from ace_core.live.what_if import WhatIf, what_if
+from ace_core.llm.prompts import explain_messages
+
+__all__ = [
+    "ACTION_KINDS",
+    "BUSES",
+    "DELTA_KEYS",
+    "DO_NOTHING",
+    "LINE_STATUSES",
+    "OVERLOAD",
+    "LegalityRules",
+    "LiveAction",
+    "LiveActionError",
+    "LiveGrid",
+    "ReplayAgent",
+    "StepResult",
+    "WhatIf",
+    "absolute_action",
+    "acquire_env",
+    "alarms_between",
+    "apply_delta",
+    "card_dict",
+    "describe_action",
+    "explain_messages",
+    "export_episode",
+    "grid_layout",
+    "grid_state",
+    "live_scenarios",
+    "parse_action",
+    "release_env",
+    "shorter",
+    "state_delta",
+    "to_grid2op",
+    "untrained_policy",
+    "what_if",
+    "zip_folder",
+]

@@ -1,0 +1,144 @@
+"""Operators' actions as plain JSON objects: the accepted shapes, checked by :func:`parse_action`.
+
+- ``{"kind": "nothing"}``;
+- ``{"kind": "index", "index": 57}``: an action of the policy's space (what recommendations carry);
+- ``{"kind": "topology", "substation": 4, "set": [[2, 2], [5, 2]]}``: put elements (positions
+  inside the substation, 0-based) on bus 1 or 2, the others keep their bus;
+- ``{"kind": "line", "line": 7, "status": "connect" | "disconnect"}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ace_core.errors import AceError
+from ace_core.grid.action_space import ActionSpace
+
+ACTION_KINDS = ("nothing", "index", "topology", "line")
+LINE_STATUSES = ("connect", "disconnect")
+BUSES = (1, 2)
+
+
+class LiveActionError(AceError, ValueError):
+    """An operator's action that names nothing real or cannot be played now; the message says why."""
+
+
+@dataclass(frozen=True)
+class LiveAction:
+    kind: str
+    index: int = 0
+    substation: int = -1
+    set: tuple[tuple[int, int], ...] = ()
+    """(element position inside the substation, bus)"""
+    line: int = -1
+    status: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.kind == "index":
+            return {"kind": "index", "index": self.index}
+        if self.kind == "topology":
+            return {"kind": "topology", "substation": self.substation, "set": [list(p) for p in self.set]}
+        if self.kind == "line":
+            return {"kind": "line", "line": self.line, "status": self.status}
+        return {"kind": "nothing"}
+
+
+DO_NOTHING = LiveAction("nothing")
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer | str):
+        raise LiveActionError(f"{what} must be an integer, got {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise LiveActionError(f"{what} must be an integer, got {value!r}") from None
+
+
+def parse_action(spec: Any, space: ActionSpace) -> LiveAction:
+    """Check an action's shape and names against the grid; see the module docstring."""
+    if not isinstance(spec, dict):
+        raise LiveActionError(f"an action must be a JSON object with a 'kind'; got {type(spec).__name__}")
+    kind = spec.get("kind")
+    if kind not in ACTION_KINDS:
+        raise LiveActionError(f"unknown action kind {kind!r}; accepted: {', '.join(ACTION_KINDS)}")
+    if kind == "nothing":
+        return DO_NOTHING
+    if kind == "index":
+        index = _int(spec.get("index"), "index")
+        if not 0 <= index < space.n:
+            raise LiveActionError(f"action index {index} does not exist; accepted: 0 to {space.n - 1}")
+        return LiveAction("index", index=index)
+    if kind == "line":
+        line = _int(spec.get("line"), "line")
+        if not 0 <= line < space.n_line:
+            raise LiveActionError(f"unknown line {line}; this grid has lines 0 to {space.n_line - 1}")
+        status = spec.get("status")
+        if status not in LINE_STATUSES:
+            raise LiveActionError(
+                f"line status {status!r} is not accepted; accepted: {', '.join(LINE_STATUSES)}"
+            )
+        return LiveAction("line", line=line, status=status)
+    sub = _int(spec.get("substation"), "substation")
+    if not 0 <= sub < space.n_sub:
+        raise LiveActionError(f"unknown substation {sub}; this grid has substations 0 to {space.n_sub - 1}")
+    pairs = spec.get("set")
+    if not isinstance(pairs, list) or not pairs:
+        raise LiveActionError("a topology action needs 'set': a list of [element, bus] pairs, e.g. [[2, 2]]")
+    size = int(space.sub_info[sub])
+    chosen: dict[int, int] = {}
+    for pair in pairs:
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise LiveActionError(f"{pair!r} is not an [element, bus] pair")
+        element, bus = _int(pair[0], "element"), _int(pair[1], "bus")
+        if not 0 <= element < size:
+            raise LiveActionError(
+                f"substation {sub} has no element {element}; accepted: 0 to {size - 1} "
+                f"({', '.join(space.element_labels[space.sub_start[sub] + j] for j in range(size))})"
+            )
+        if bus not in BUSES:
+            raise LiveActionError(f"bus {bus} is not accepted; accepted: 1 or 2")
+        if element in chosen and chosen[element] != bus:
+            raise LiveActionError(f"element {element} of substation {sub} is set twice, to different buses")
+        chosen[element] = bus
+    return LiveAction("topology", substation=sub, set=tuple(sorted(chosen.items())))
+
+
+def absolute_action(index: int, space: ActionSpace) -> LiveAction:
+    """A policy's action index as a space-independent action (the web process's mirror of the grid
+    builds the full action space, the policy may use a restricted one)."""
+    index = space.check_index(index)
+    if index == 0:
+        return DO_NOTHING
+    if index <= space.n_line:
+        return LiveAction("line", line=index - 1, status="connect")
+    sub, buses = space.bits_of(index)
+    return LiveAction("topology", substation=int(sub), set=tuple((j, int(b)) for j, b in enumerate(buses)))
+
+
+def describe_action(action: LiveAction, space: ActionSpace) -> str:
+    if action.kind == "index":
+        return space.describe(action.index)
+    if action.kind == "topology":
+        start = space.sub_start[action.substation]
+        moves = ", ".join(f"{space.element_labels[start + e]} to bus {b}" for e, b in action.set)
+        return f"substation {action.substation}: {moves}"
+    if action.kind == "line":
+        return f"{action.status} line {action.line}"
+    return "do nothing"
+
+
+def to_grid2op(action: LiveAction, space: ActionSpace, g2op_space):
+    if action.kind == "index":
+        return space.to_grid2op(action.index, g2op_space)
+    if action.kind == "topology":
+        buses = np.zeros(int(space.sub_info[action.substation]), dtype=np.int32)  # 0: unchanged
+        for element, bus in action.set:
+            buses[element] = bus
+        return g2op_space({"set_bus": {"substations_id": [(action.substation, buses)]}})
+    if action.kind == "line":
+        return g2op_space({"set_line_status": [(action.line, 1 if action.status == "connect" else -1)]})
+    return g2op_space({})

@@ -1,0 +1,66 @@
+"""A live session as grid2op EpisodeData, by playing its actions again through grid2op's Runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from grid2op.Agent import BaseAgent
+
+from ace_core.errors import AceError
+from ace_core.grid.action_space import ActionSpace, build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
+from ace_core.live.actions import DO_NOTHING, parse_action, to_grid2op
+from ace_core.live.envs import live_scenarios, shorter
+
+
+class ReplayAgent(BaseAgent):
+    """Plays a recorded list of live actions, one per step (then nothing)."""
+
+    def __init__(self, env, space: ActionSpace, actions: list[dict[str, Any]]) -> None:
+        super().__init__(env.action_space)
+        self.space = space
+        self.actions = [parse_action(a, space) if a else DO_NOTHING for a in actions]
+        self.position = 0
+
+    def reset(self, obs) -> None:
+        self.position = 0
+
+    def act(self, observation, reward, done=False):
+        action = self.actions[self.position] if self.position < len(self.actions) else DO_NOTHING
+        self.position += 1
+        return to_grid2op(action, self.space, self.action_space)
+
+
+def export_episode(
+    *,
+    env_name: str,
+    scenario_index: int,
+    seed: int,
+    actions: list[dict[str, Any]],
+    out_dir: Path,
+    max_steps: int = 0,
+    episode_length: int = DEFAULT_EPISODE_LENGTH,
+) -> Path:
+    """Write the session as grid2op EpisodeData (what ``EpisodeData.from_disk`` reads) by playing
+    its actions again through grid2op's Runner, and return the episode's folder."""
+    from grid2op.Runner import Runner
+
+    env = make_env(env_name, cache_chronics=False)  # the Runner resets chronics itself
+    space = build_action_space(env)
+    scenario = shorter(live_scenarios(env, episode_length)[scenario_index], max_steps)
+    # the Runner stops where the session stopped (the scenario's end, a game over or a stop)
+    options = {**scenario.reset_options(), "max step": min(scenario.length, max(1, len(actions)))}
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runner = Runner(
+        **env.get_params_for_runner(), agentClass=None, agentInstance=ReplayAgent(env, space, actions)
+    )
+    runner.run(
+        nb_episode=1, reset_options=[options], env_seeds=[seed], agent_seeds=[seed], path_save=str(out_dir)
+    )
+    folders = [p for p in out_dir.iterdir() if p.is_dir()]
+    if len(folders) != 1:
+        raise AceError(f"the Runner wrote {len(folders)} episode folders in {out_dir}; expected 1")
+    return folders[0]

@@ -1,0 +1,135 @@
+"""Whether an operator's action can be played on the current state, and if not, why in words.
+
+grid2op refuses illegal actions itself, but only once played, with a terse reason; the console
+asks before (to grey a button out, to refuse a what-if with a reason an operator can act on):
+cooldowns, maintenance, lines already in the asked status, reconnections hidden in a topology, and
+buses left as islands (loads, generators or storage with no connected line).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ace_core.grid.action_space import ActionSpace
+from ace_core.live.actions import LiveAction
+
+
+class LegalityRules:
+    """The rules of one grid; :meth:`refusal` applies them to an observation."""
+
+    def __init__(self, env, space: ActionSpace) -> None:
+        self.space = space
+        self.line_or_pos = np.asarray(env.line_or_pos_topo_vect)
+        self.line_ex_pos = np.asarray(env.line_ex_pos_topo_vect)
+        self.types = _element_types(env, space)
+        """(kind, id) of each topo-vector position: load, gen, line or storage"""
+
+    def refusal(self, obs, action: LiveAction) -> str:
+        """Why ``action`` cannot be played on ``obs`` (empty when it can)."""
+        if action.kind == "index" and action.index > 0:
+            return self._index_refusal(obs, action.index)
+        if action.kind == "line":
+            return self._line_refusal(obs, action)
+        if action.kind == "topology":
+            return self._topology_refusal(obs, action)
+        return ""
+
+    def _index_refusal(self, obs, index: int) -> str:
+        space = self.space
+        if not space.top_mask(obs)[space.top_of_action[index]]:
+            if index <= space.n_line:
+                return self.refusal(obs, LiveAction("line", line=index - 1, status="connect"))
+            sub, buses = space.bits_of(index)
+            pairs = tuple((j, int(b)) for j, b in enumerate(buses))
+            return self.refusal(obs, LiveAction("topology", substation=int(sub), set=pairs)) or (
+                "the policy's action is not allowed now (cooldown or maintenance)"
+            )
+        if index > space.n_line:
+            sub, buses = space.bits_of(index)
+            return self._island_refusal(obs, int(sub), {j: int(b) for j, b in enumerate(buses)})
+        return ""
+
+    def _line_refusal(self, obs, action: LiveAction) -> str:
+        line = action.line
+        connected = bool(obs.line_status[line])
+        if action.status == "connect" and connected:
+            return f"line {line} is already connected"
+        if action.status == "disconnect" and not connected:
+            return f"line {line} is already disconnected"
+        if obs.time_next_maintenance[line] == 0 and obs.duration_next_maintenance[line] > 0:
+            return (
+                f"line {line} is in maintenance for {int(obs.duration_next_maintenance[line])} more step(s)"
+            )
+        if obs.time_before_cooldown_line[line] > 0:
+            return f"line {line} is in cooldown for {int(obs.time_before_cooldown_line[line])} more step(s)"
+        return self._disconnection_refusal(obs, line) if action.status == "disconnect" else ""
+
+    def _topology_refusal(self, obs, action: LiveAction) -> str:
+        sub = action.substation
+        if obs.time_before_cooldown_sub[sub] > 0:
+            return (
+                f"substation {sub} is in cooldown for {int(obs.time_before_cooldown_sub[sub])} more step(s)"
+            )
+        start = int(self.space.sub_start[sub])
+        for element, _ in action.set:
+            kind, line = self.types[start + element]
+            if kind == "line" and not obs.line_status[line] and obs.time_before_cooldown_line[line] > 0:
+                return (
+                    f"moving {self.space.element_labels[start + element]} would reconnect line {line}, "
+                    f"which is in cooldown for {int(obs.time_before_cooldown_line[line])} more step(s)"
+                )
+        return self._island_refusal(obs, sub, dict(action.set))
+
+    def _island_refusal(self, obs, sub: int, chosen: dict[int, int]) -> str:
+        """A bus holding loads, generators or storage but no connected line would be an island."""
+        start = int(self.space.sub_start[sub])
+        size = int(self.space.sub_info[sub])
+        buses: dict[int, list[int]] = {}
+        for j in range(size):
+            bus = chosen.get(j, int(obs.topo_vect[start + j]))
+            if bus <= 0:
+                continue
+            buses.setdefault(bus, []).append(j)
+        for bus, members in sorted(buses.items()):
+            lines = [j for j in members if self.types[start + j][0] == "line"]
+            if not lines:
+                names = ", ".join(self.space.element_labels[start + j] for j in members)
+                return f"would island {names} on bus {bus} of substation {sub} (no line connects that bus)"
+        return ""
+
+    def _disconnection_refusal(self, obs, line: int) -> str:
+        """Opening ``line`` must leave a line on each of its end buses that holds loads,
+        generators or storage (else they become an island: a load cut off, a generator lost)."""
+        for sub, positions in (
+            (int(self.space.line_or_sub[line]), self.line_or_pos),
+            (int(self.space.line_ex_sub[line]), self.line_ex_pos),
+        ):
+            position = int(positions[line])
+            bus = int(obs.topo_vect[position])
+            start = int(self.space.sub_start[sub])
+            others = [
+                j
+                for j in range(int(self.space.sub_info[sub]))
+                if start + j != position and int(obs.topo_vect[start + j]) == bus
+            ]
+            if others and not any(self.types[start + j][0] == "line" for j in others):
+                names = ", ".join(self.space.element_labels[start + j] for j in others)
+                return (
+                    f"disconnecting line {line} would island {names} on bus {bus} of substation {sub} "
+                    "(no other line connects that bus)"
+                )
+        return ""
+
+
+def _element_types(env, space: ActionSpace) -> list[tuple[str, int]]:
+    types: list[tuple[str, int]] = [("", -1)] * int(space.sub_info.sum())
+    for kind, positions in (
+        ("load", env.load_pos_topo_vect),
+        ("gen", env.gen_pos_topo_vect),
+        ("line", env.line_or_pos_topo_vect),
+        ("line", env.line_ex_pos_topo_vect),
+        ("storage", getattr(env, "storage_pos_topo_vect", [])),
+    ):
+        for i, pos in enumerate(positions):
+            types[int(pos)] = (kind, i)
+    return types
