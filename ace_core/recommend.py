@@ -1,8 +1,24 @@
-"""Recommendations for operators: the policy's top-k actions, each checked by ``obs.simulate``.
+"""Recommendations for operators, checked by simulation; no LLM involved.
 
-The fast path of the live console: no LLM involved. When the policy offers nothing that the
-simulation shows to be safe, the greedy expert's best candidate is added as a fallback and marked
-as such.
+:class:`RecommendationPipeline` is the one recommendation pipeline (console, HTTP API,
+evaluation, benchmark). Its candidates are doing nothing (the reference), the default move
+(reconnect a line whose cooldown is over, else nothing), the policy's most likely actions and
+the greedy expert's best few. Each is
+
+- simulated one step ahead (:func:`ace_core.grid.simulate.simulate_many`, batched);
+- screened for N-1 on the grid it leads to (:mod:`ace_core.grid.contingency`, LightSim2Grid's
+  contingency analysis), over every line or a configured list;
+- for doing nothing and the best few, looked ahead over the forecasts' horizon
+  (:mod:`ace_core.grid.lookahead`, default 12 steps = one hour), saying which kind of forecast
+  it used (:mod:`ace_core.grid.forecasts`);
+
+then ranked by the safety order of :mod:`ace_core.ranking`, which also rejects, with the
+reason, every candidate worse than doing nothing. Doing nothing's own outcome is always
+returned, as the reference and as the live state's security (its N-1 status and look-ahead).
+The result types and their JSON are in :mod:`ace_core.outcomes`.
+
+:func:`recommend` is the earlier fast path (the policy's top-k, each simulated one step ahead,
+with the expert's best as a fallback), kept for the callers that still use it.
 """
 
 from __future__ import annotations
@@ -12,10 +28,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ace_core.agents import greedy_search
+from ace_core.agents import greedy_candidates, greedy_search, reconnect_or_nothing
+from ace_core.errors import ConfigError
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.contingency import N1Screen, resolve_lines, screen_n1
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.forecasts import (
+    DEFAULT_HORIZON,
+    ForecastError,
+    ForecastInfo,
+    available_horizon,
+    check_horizon,
+    forecast_kind,
+)
+from ace_core.grid.lookahead import ForecastSeries, look_ahead, skipped_look_ahead
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
+from ace_core.grid.solved import SolvedGrid
+from ace_core.outcomes import Candidate, RecommendationSet, StateSecurity, outcome_words
+from ace_core.ranking import rank
 from ace_core.rl.sac import SAC
 
 
@@ -115,3 +145,226 @@ def _card(space, index, prob, source, before, outcome: SimulatedOutcome) -> Reco
         new_overloads=new,
         error=outcome.error,
     )
+
+
+# ----------------------------------------------------------------------------- the pipeline
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """How many candidates of each source, and how far the screening looks."""
+
+    policy_k: int = 5
+    """the policy's most likely actions considered"""
+    expert_k: int = 4
+    """the greedy expert's best simulated actions considered"""
+    expert_budget: int = 16
+    """candidates the expert simulates one step ahead to find its best ``expert_k``"""
+    horizon: int = DEFAULT_HORIZON
+    """look-ahead steps (5 minutes each)"""
+    look_ahead_top: int = 3
+    """look-ahead for the best this many candidates (and always for doing nothing)"""
+    contingencies: tuple[int | str, ...] | None = None
+    """lines (ids or names) whose loss N-1 screens; None: every line"""
+
+    def __post_init__(self) -> None:
+        for name in ("policy_k", "expert_k", "expert_budget", "look_ahead_top"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{name}={value!r} must be a whole number >= 0")
+        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool) or self.horizon <= 0:
+            raise ForecastError(
+                f"look-ahead horizon {self.horizon!r} must be a positive number of steps, e.g. 12"
+            )
+
+
+class RecommendationPipeline:
+    """The one recommendation pipeline: candidates, one-step simulation, N-1, look-ahead, ranking.
+
+    ``run(obs)`` returns a :class:`~ace_core.outcomes.RecommendationSet`. The env gives the
+    grid's line names and its kind of forecasts; ``sac`` and ``features`` are optional (without a
+    policy, the candidates are the default move and the expert's).
+    """
+
+    def __init__(
+        self,
+        env,
+        space: ActionSpace,
+        config: PipelineConfig | None = None,
+        sac: SAC | None = None,
+        features: FeatureBuilder | None = None,
+    ) -> None:
+        self.config = config or PipelineConfig()
+        self.space = space
+        self.g2op_space = env.action_space
+        self.sac, self.features = sac, features
+        self.line_names = [str(n) for n in env.name_line]
+        self.lines = resolve_lines(self.config.contingencies, self.line_names)
+        self.kind = forecast_kind(env)
+        current = getattr(env, "current_obs", None)
+        if current is not None and available_horizon(current):
+            check_horizon(self.config.horizon, available_horizon(current))
+
+    # ----- candidates -----
+    def _candidates(self, obs) -> tuple[list[Candidate], int, float]:
+        """Doing nothing (the reference, first), the default move, the policy's most likely
+        actions, then the expert's pool (``expert_budget`` of them, from which the run keeps the
+        best ``expert_k``); also the number of non-pool candidates and the policy's time."""
+        before_max = float(np.max(obs.rho))
+        found: dict[int, Candidate] = {}
+
+        def add(index: int, source: str, confidence: float = 0.0) -> None:
+            if index in found:
+                found[index].sources += (source,)
+                found[index].confidence = max(found[index].confidence, confidence)
+            else:
+                found[index] = Candidate(
+                    index,
+                    self.space.describe(index),
+                    (source,),
+                    confidence,
+                    self._substations(index),
+                    before_max,
+                )
+
+        add(0, "reference")
+        add(reconnect_or_nothing(obs, self.space), "default")
+        started = time.perf_counter()
+        if self.sac is not None and self.config.policy_k:
+            policy = self.sac.policy(self.features(obs), self.space.top_mask(obs))
+            for index, prob in policy.top_k(self.config.policy_k):
+                add(index, "policy", prob)
+        policy_ms = (time.perf_counter() - started) * 1000
+        n_proposed = len(found)
+        if self.config.expert_k:
+            for index in greedy_candidates(obs, self.space, self.config.expert_budget):
+                add(index, "expert")
+        return list(found.values()), n_proposed, policy_ms
+
+    def _substations(self, index: int) -> tuple[int, ...]:
+        if index == 0:
+            return ()
+        if index <= self.space.n_line:
+            line = index - 1
+            return (int(self.space.line_or_sub[line]), int(self.space.line_ex_sub[line]))
+        return (int(self.space.bits_of(index)[0]),)
+
+    def _keep_expert_best(self, candidates: list[Candidate], n_proposed: int) -> list[Candidate]:
+        """The proposed candidates and the expert pool's best ``expert_k`` by simulated max rho."""
+        pool = [c for c in candidates[n_proposed:] if not c.failed]
+        pool.sort(key=lambda c: c.max_rho_after)
+        return candidates[:n_proposed] + pool[: self.config.expert_k]
+
+    # ----- the run -----
+    def run(self, obs, state_backend=None) -> RecommendationSet:
+        """Recommendations for ``obs``. ``state_backend``: the live env's backend, holding the
+        grid of ``obs`` (its N-1 status is screened there); without it, the current grid is
+        re-solved in grid2op's simulator (a simulation with no time step ahead)."""
+        started = time.perf_counter()
+        timings = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
+        state_n1 = self._state_n1(obs, state_backend)
+        candidates, n_proposed, timings["policy_ms"] = self._candidates(obs)
+        before = np.asarray(obs.rho, dtype=float)
+
+        # one batch of one-step simulations; each post-action grid kept for N-1 and look-ahead
+        simulated_at = time.perf_counter()
+        grids: dict[int, SolvedGrid] = {}
+
+        def keep_grid(i: int, simulated: Simulated, backend) -> None:
+            if not (simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception")):
+                grids[candidates[i].action_index] = SolvedGrid.of(backend)
+
+        actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
+        for candidate, outcome in zip(candidates, simulate_many(obs, actions, after_each=keep_grid)):
+            _fill(candidate, outcome, before)
+        candidates = self._keep_expert_best(candidates, n_proposed)
+        reference, others = candidates[0], candidates[1:]
+        timings["simulate_ms"] = (time.perf_counter() - simulated_at) * 1000
+
+        for candidate in candidates:
+            grid = grids.get(candidate.action_index)
+            if grid is not None:
+                candidate.n1 = screen_n1(grid, self.lines, self.line_names)
+                timings["n1_ms"] += candidate.n1.total_ms
+                timings["n1_solver_ms"] += candidate.n1.solver_ms
+
+        looked_at = time.perf_counter()
+        forecast, notes = self._forecast(obs)
+        if forecast.horizon:
+            series = ForecastSeries(obs, self.config.horizon)
+            first_pass, _ = rank(others, reference)
+            for candidate in [reference, *first_pass[: self.config.look_ahead_top]]:
+                action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
+                start = grids.get(candidate.action_index)
+                candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
+        else:
+            reference.look_ahead = skipped_look_ahead(forecast, notes[-1])
+        timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
+
+        recommendations, rejected = rank(others, reference)
+        timings["total_ms"] = (time.perf_counter() - started) * 1000
+        return RecommendationSet(
+            reference=reference,
+            recommendations=recommendations,
+            rejected=rejected,
+            security=_security(state_n1, reference),
+            forecast=forecast.to_json(),
+            timings_ms=timings,
+            notes=notes,
+        )
+
+    def _state_n1(self, obs, state_backend) -> N1Screen | None:
+        if state_backend is None:
+            outcome = simulate_rho(obs, self.g2op_space({}), time_step=0)
+            if outcome.done or outcome.info.get("exception"):
+                return None
+            state_backend = obs._obs_env.backend
+        return screen_n1(SolvedGrid.of(state_backend), self.lines, self.line_names)
+
+    def _forecast(self, obs) -> tuple[ForecastInfo, list[str]]:
+        """The forecasts this observation carries; a clear error for a horizon beyond them."""
+        available = available_horizon(obs)
+        if not available:
+            return ForecastInfo("none", 0), [
+                "this grid's observations carry no forecasts: look-ahead skipped"
+            ]
+        check_horizon(self.config.horizon, available)
+        return ForecastInfo(self.kind, self.config.horizon), []
+
+
+def _fill(candidate: Candidate, outcome: Simulated, before: np.ndarray) -> None:
+    """The one-step simulated figures and their words."""
+    simulated = outcome_of(outcome)
+    candidate.illegal = simulated.error.startswith("illegal")
+    candidate.game_over = bool(simulated.error) and not candidate.illegal
+    candidate.error = simulated.error
+    candidate.max_rho_after = simulated.max_rho
+    candidate.reward_after = simulated.reward
+    after = simulated.rho
+    if after is not None:
+        now, then = before >= 1.0, after >= 1.0
+        candidate.lines_relieved = tuple(int(i) for i in np.flatnonzero(now & ~then))
+        candidate.new_overloads = tuple(int(i) for i in np.flatnonzero(~now & then))
+        candidate.overloads_after = tuple(int(i) for i in np.flatnonzero(then))
+    candidate.outcome = outcome_words(
+        game_over=candidate.game_over,
+        illegal=candidate.illegal,
+        error=simulated.error.removeprefix("illegal: "),
+        before=before,
+        after=after,
+    )
+
+
+def _security(n1: N1Screen | None, reference: Candidate) -> StateSecurity:
+    """The current grid's N-1 status and doing nothing's look-ahead, with alarms in words."""
+    alarms = []
+    if n1 is not None and not n1.secure and n1.worst is not None:
+        worst = n1.worst
+        alarms.append(
+            f"not N-1 secure: losing {worst.line_name} overloads {worst.worst_line_name} "
+            f"({worst.max_rho:.1%}); {n1.n_overloading} outage(s) overload a line"
+        )
+    la = reference.look_ahead
+    if la is not None and not la.skipped and (la.first_overload_step or la.game_over_step):
+        alarms.append(f"doing nothing: {la.status}")
+    return StateSecurity(n1, la, tuple(alarms))
