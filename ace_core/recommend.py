@@ -259,12 +259,17 @@ class RecommendationPipeline:
     def run(self, obs, state_backend=None) -> RecommendationSet:
         """Recommendations for ``obs``. ``state_backend``: the live env's backend, holding the
         grid of ``obs`` (its N-1 status is screened there); without it, the current grid is
-        re-solved in grid2op's simulator (a simulation with no time step ahead)."""
+        re-solved in grid2op's simulator (a simulation with no time step ahead): the same base
+        case, but with the generators at their realised output (slack share included) rather
+        than their set-points, so outages share the lost power slightly differently."""
         started = time.perf_counter()
         timings = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
         state_n1 = self._state_n1(obs, state_backend)
         candidates, n_proposed, timings["policy_ms"] = self._candidates(obs)
         before = np.asarray(obs.rho, dtype=float)
+        forecast, notes = self._forecast(obs)
+        # without forecasts grid2op cannot simulate a step ahead: the actions' immediate effect
+        time_step = 1 if available_horizon(obs) else 0
 
         # one batch of one-step simulations; each post-action grid kept for N-1 and look-ahead
         simulated_at = time.perf_counter()
@@ -275,7 +280,8 @@ class RecommendationPipeline:
                 grids[candidates[i].action_index] = SolvedGrid.of(backend)
 
         actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
-        for candidate, outcome in zip(candidates, simulate_many(obs, actions, after_each=keep_grid)):
+        outcomes = simulate_many(obs, actions, time_step=time_step, after_each=keep_grid)
+        for candidate, outcome in zip(candidates, outcomes):
             _fill(candidate, outcome, before)
         candidates = self._keep_expert_best(candidates, n_proposed)
         reference, others = candidates[0], candidates[1:]
@@ -289,7 +295,6 @@ class RecommendationPipeline:
                 timings["n1_solver_ms"] += candidate.n1.solver_ms
 
         looked_at = time.perf_counter()
-        forecast, notes = self._forecast(obs)
         if forecast.horizon:
             series = ForecastSeries(obs, self.config.horizon)
             first_pass, _ = rank(others, reference)
@@ -298,7 +303,7 @@ class RecommendationPipeline:
                 start = grids.get(candidate.action_index)
                 candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
         else:
-            reference.look_ahead = skipped_look_ahead(forecast, notes[-1])
+            reference.look_ahead = skipped_look_ahead(forecast, "this grid carries no forecasts")
         timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
 
         recommendations, rejected = rank(others, reference)

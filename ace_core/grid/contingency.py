@@ -10,8 +10,10 @@ screening of the 59 lines of the 36-substation grid takes about 0.8 ms, against 
 backend copy and a power flow per line (the test suite checks they agree).
 
 rho is the current at the line's origin over its thermal limit, as grid2op computes it. An
-outage whose power flow diverges, or that splits the grid (LightSim2Grid then skips it; grid2op
-would end the episode), is reported as ``diverged`` and the other outages are kept.
+outage that splits the grid is solved on its largest part (``handle_disconnected_grid``): when
+the part cut off holds no load nor generator (e.g. an empty bus after a split) the result is
+grid2op's; when it cuts a load or a generator off (grid2op ends the episode) or the power flow
+diverges, the outage is reported as ``diverged`` with the reason, and the others are kept.
 """
 
 from __future__ import annotations
@@ -63,18 +65,21 @@ class Outage:
     line: int
     line_name: str
     diverged: bool
+    """no power flow after this outage (a game over in grid2op); ``reason`` says why"""
     max_rho: float | None
     """highest rho over the remaining lines; None when diverged"""
     worst_line: int | None
     worst_line_name: str | None
     overloaded: tuple[int, ...] = ()
     """lines at rho >= 1 after this outage, most loaded first"""
+    reason: str = ""
 
     def to_json(self) -> dict:
         return {
             "outage": self.line,
             "outage_name": self.line_name,
             "diverged": self.diverged,
+            "reason": self.reason,
             "max_rho": self.max_rho,
             "worst_line": self.worst_line,
             "worst_line_name": self.worst_line_name,
@@ -154,11 +159,15 @@ def screen_n1(state: SolvedGrid, lines: Sequence[int], line_names: Sequence[str]
         return N1Screen(0, (), skipped)
     try:
         analysis = ContingencyAnalysisCPP(state.grid)
+        analysis.handle_disconnected_grid = True
         analysis.add_multiple_n1(active)
         analysis.compute(np.array(state.V, copy=True), state.max_it, state.tol)
         analysis.compute_flows()
         amps = 1e3 * np.asarray(analysis.get_flows())
         converged = np.asarray(analysis.converged_mask(), dtype=bool)
+        cut_off = (np.abs(np.asarray(analysis.get_voltages()))[:, _injection_buses(state.grid)] == 0).any(
+            axis=1
+        )
         order = [row[0] for row in analysis.my_defaults()]
         solver_ms, total_ms = 1e3 * analysis.solver_time(), 1e3 * analysis.total_time()
     except (RuntimeError, ValueError) as exc:
@@ -166,16 +175,30 @@ def screen_n1(state: SolvedGrid, lines: Sequence[int], line_names: Sequence[str]
             0, (), skipped, error=f"contingency analysis failed: {str(exc).splitlines()[0][:200]}"
         )
     rho = amps / state.thermal_limit
-    outages = [_outage(line, rho[row], converged[row], line_names) for row, line in enumerate(order)]
+    outages = [
+        _outage(line, rho[row], converged[row], cut_off[row], line_names) for row, line in enumerate(order)
+    ]
     outages.sort(key=lambda o: (not o.diverged, -(o.max_rho or 0.0)))
     return N1Screen(len(outages), tuple(outages), skipped, solver_ms, total_ms)
 
 
-def _outage(line: int, rho: np.ndarray, converged: bool, line_names: Sequence[str]) -> Outage:
+def _injection_buses(grid) -> np.ndarray:
+    """Buses holding a connected load, generator, static generator or storage unit."""
+    elements = [
+        *grid.get_loads(),
+        *grid.get_generators(),
+        *grid.get_static_generators(),
+        *grid.get_storages(),
+    ]
+    return np.unique(np.array([el.bus_id for el in elements if el.connected], dtype=np.int64))
+
+
+def _outage(line: int, rho: np.ndarray, converged: bool, cut_off: bool, line_names: Sequence[str]) -> Outage:
     rho = np.where(np.isfinite(rho), rho, 0.0)
     rho[line] = 0.0
-    if not converged:
-        return Outage(line, str(line_names[line]), True, None, None, None)
+    if not converged or cut_off:
+        reason = "splits the grid: a load or generator is cut off" if converged else "the power flow diverges"
+        return Outage(line, str(line_names[line]), True, None, None, None, reason=reason)
     worst = int(np.argmax(rho))
     over = np.flatnonzero(rho >= OVERLOAD)
     over = tuple(int(i) for i in over[np.argsort(-rho[over])])

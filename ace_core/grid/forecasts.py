@@ -134,7 +134,7 @@ def forecast_handlers(kind: str, horizon: int) -> dict:
         # persistence repeats the current values; the two others look at the chronics' future
         return PersistenceForecastHandler(array) if handler is None else handler(array, quiet_warnings=True)
 
-    return {
+    kwargs = {
         "gridvalueClass": FromHandlers,
         "load_p_handler": CSVHandler("load_p"),
         "load_q_handler": CSVHandler("load_q"),
@@ -146,6 +146,11 @@ def forecast_handlers(kind: str, horizon: int) -> dict:
         "gen_v_for_handler": for_handler("prod_v_forecasted"),
         "h_forecast": tuple(STEP_MINUTES * (i + 1) for i in range(horizon)),
     }
+    if handler is None:
+        # grid2op's persistence cannot repeat voltage set-points (the env's are not in its
+        # injections): the simulator keeps the current ones, which is persistence too
+        del kwargs["gen_v_for_handler"]
+    return kwargs
 
 
 def make_env_with_forecasts(name: str, kind: str = "perfect", horizon: int = DEFAULT_HORIZON, **kwargs):
