@@ -165,41 +165,41 @@ def screen_n1(state: SolvedGrid, lines: Sequence[int], line_names: Sequence[str]
         analysis.compute_flows()
         amps = 1e3 * np.asarray(analysis.get_flows())
         converged = np.asarray(analysis.converged_mask(), dtype=bool)
-        cut_off = (np.abs(np.asarray(analysis.get_voltages()))[:, _injection_buses(state.grid)] == 0).any(
-            axis=1
-        )
+        cut_off = (np.abs(np.asarray(analysis.get_voltages()))[:, state.injection_buses] == 0).any(axis=1)
         order = [row[0] for row in analysis.my_defaults()]
         solver_ms, total_ms = 1e3 * analysis.solver_time(), 1e3 * analysis.total_time()
     except (RuntimeError, ValueError) as exc:
         return N1Screen(
             0, (), skipped, error=f"contingency analysis failed: {str(exc).splitlines()[0][:200]}"
         )
-    rho = amps / state.thermal_limit
-    outages = [
-        _outage(line, rho[row], converged[row], cut_off[row], line_names) for row, line in enumerate(order)
-    ]
-    outages.sort(key=lambda o: (not o.diverged, -(o.max_rho or 0.0)))
-    return N1Screen(len(outages), tuple(outages), skipped, solver_ms, total_ms)
+    outages = _outages(
+        np.asarray(order), amps / state.thermal_limit, converged & ~cut_off, converged, line_names
+    )
+    return N1Screen(len(outages), outages, skipped, solver_ms, total_ms)
 
 
-def _injection_buses(grid) -> np.ndarray:
-    """Buses holding a connected load, generator, static generator or storage unit."""
-    elements = [
-        *grid.get_loads(),
-        *grid.get_generators(),
-        *grid.get_static_generators(),
-        *grid.get_storages(),
-    ]
-    return np.unique(np.array([el.bus_id for el in elements if el.connected], dtype=np.int64))
-
-
-def _outage(line: int, rho: np.ndarray, converged: bool, cut_off: bool, line_names: Sequence[str]) -> Outage:
+def _outages(
+    lines: np.ndarray, rho: np.ndarray, solved: np.ndarray, converged: np.ndarray, line_names: Sequence[str]
+) -> tuple[Outage, ...]:
+    """One :class:`Outage` per row of ``rho`` (row i: ``lines[i]`` lost), worst first."""
     rho = np.where(np.isfinite(rho), rho, 0.0)
-    rho[line] = 0.0
-    if not converged or cut_off:
-        reason = "splits the grid: a load or generator is cut off" if converged else "the power flow diverges"
-        return Outage(line, str(line_names[line]), True, None, None, None, reason=reason)
-    worst = int(np.argmax(rho))
-    over = np.flatnonzero(rho >= OVERLOAD)
-    over = tuple(int(i) for i in over[np.argsort(-rho[over])])
-    return Outage(line, str(line_names[line]), False, float(rho[worst]), worst, str(line_names[worst]), over)
+    rho[np.arange(len(lines)), lines] = 0.0  # the lost line itself carries nothing
+    worst = rho.argmax(axis=1)
+    worst_rho = rho[np.arange(len(lines)), worst]
+    out = []
+    for row in np.flatnonzero(~solved):
+        reason = (
+            "splits the grid: a load or generator is cut off" if converged[row] else "the power flow diverges"
+        )
+        line = int(lines[row])
+        out.append(Outage(line, str(line_names[line]), True, None, None, None, reason=reason))
+    for row in np.flatnonzero(solved)[np.argsort(-worst_rho[solved], kind="stable")]:
+        line, w = int(lines[row]), int(worst[row])
+        over = ()
+        if worst_rho[row] >= OVERLOAD:
+            hot = np.flatnonzero(rho[row] >= OVERLOAD)
+            over = tuple(int(i) for i in hot[np.argsort(-rho[row, hot])])
+        out.append(
+            Outage(line, str(line_names[line]), False, float(worst_rho[row]), w, str(line_names[w]), over)
+        )
+    return tuple(out)

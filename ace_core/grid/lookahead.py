@@ -41,6 +41,8 @@ class LookAhead:
     """why there is no look-ahead (e.g. the env carries no forecasts)"""
     exact: bool = False
     """computed step by step with grid2op (protections tripped a line, or maintenance)"""
+    solver_ms: float = 0.0
+    """LightSim2Grid's own time in the power flows of the fast path"""
 
     @property
     def horizon(self) -> int:
@@ -133,6 +135,7 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
     limits = start.thermal_limit
     counter = np.where(start.rho > series.soft, series.counter_now + 1, 0)
     trajectory = [float(start.rho.max())]
+    solver_ms = 0.0
     if series.horizon > 1:
         solver = TimeSeriesCPP(start.grid)
         solver.modify_gen_p(series.gen_p)
@@ -140,6 +143,7 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
         solver.modify_load_p(series.load_p)
         solver.modify_load_q(series.load_q)
         solver.compute(np.array(start.V, copy=True), start.max_it, start.tol)
+        solver_ms = 1e3 * solver.solver_time()
         if not all(solver.converged_mask()):
             return None
         solver.compute_flows()
@@ -152,7 +156,7 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
             if not np.isfinite(rho).all() or (series.protections and (trips & start.line_status).any()):
                 return None
             trajectory.append(float(rho.max()))
-    return LookAhead(forecast, tuple(trajectory))
+    return LookAhead(forecast, tuple(trajectory), solver_ms=solver_ms)
 
 
 def _exact(obs, action, series: ForecastSeries, forecast: ForecastInfo) -> LookAhead:

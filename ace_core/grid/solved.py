@@ -24,6 +24,8 @@ class SolvedGrid:
     rho: np.ndarray
     max_it: int
     tol: float
+    injection_buses: np.ndarray
+    """grid-model buses holding a connected load, generator or storage unit"""
 
     @classmethod
     def of(cls, backend) -> SolvedGrid:
@@ -36,4 +38,21 @@ class SolvedGrid:
             rho=np.array(backend.get_relative_flow(), dtype=float),
             max_it=int(backend.max_it),
             tol=float(backend.tol),
+            injection_buses=_injection_buses(backend),
         )
+
+
+def _injection_buses(backend) -> np.ndarray:
+    """LightSim2Grid numbers bus ``b`` (1 or 2) of substation ``s`` as ``s + (b - 1) * n_sub``."""
+    cls = type(backend)
+    topo = np.asarray(backend.get_topo_vect())
+    buses = []
+    for positions, subs in (
+        (cls.load_pos_topo_vect, cls.load_to_subid),
+        (cls.gen_pos_topo_vect, cls.gen_to_subid),
+        (cls.storage_pos_topo_vect, cls.storage_to_subid),
+    ):
+        bus = topo[positions]
+        connected = bus > 0
+        buses.append((subs + (bus - 1) * cls.n_sub)[connected])
+    return np.unique(np.concatenate(buses)).astype(np.int64)
