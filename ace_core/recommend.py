@@ -23,6 +23,7 @@ with the expert's best as a fallback), kept for the callers that still use it.
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass
 
@@ -274,10 +275,17 @@ class RecommendationPipeline:
         # one batch of one-step simulations; each post-action grid kept for N-1 and look-ahead
         simulated_at = time.perf_counter()
         grids: dict[int, SolvedGrid] = {}
+        pool_best: list[float] = []  # the expert pool's lowest max rho so far
 
         def keep_grid(i: int, simulated: Simulated, backend) -> None:
-            if not (simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception")):
-                grids[candidates[i].action_index] = SolvedGrid.of(backend)
+            if simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception"):
+                return
+            if i >= n_proposed:  # from the expert's pool: only a grid that may be among its best
+                score = float(simulated.rho.max())
+                if len(pool_best) >= self.config.expert_k and score >= pool_best[self.config.expert_k - 1]:
+                    return
+                bisect.insort(pool_best, score)
+            grids[candidates[i].action_index] = SolvedGrid.of(backend)
 
         actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
         solver_before = _solver_seconds(obs)
