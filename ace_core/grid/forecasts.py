@@ -155,7 +155,35 @@ def forecast_handlers(kind: str, horizon: int) -> dict:
 
 def make_env_with_forecasts(name: str, kind: str = "perfect", horizon: int = DEFAULT_HORIZON, **kwargs):
     """:func:`ace_core.grid.envs.make_env` with ``horizon`` steps of forecasts of ``kind`` built from
-    the chronics. Maintenance is not read from the chronics (the handlers' env has none)."""
+    the chronics, and the dataset's maintenance (its csv schedule or its random json rules)."""
     from ace_core.grid.envs import make_env
 
-    return make_env(name, data_feeding_kwargs=forecast_handlers(kind, horizon), **kwargs)
+    feeding = forecast_handlers(kind, horizon)
+    maintenance = _maintenance_handler(name)
+    if maintenance is not None:
+        feeding["maintenance_handler"] = maintenance
+    # grid2op 1.12's MultifolderWithCache keeps its handlers' "max step" from one reset to the
+    # next, so a later reset starting past it fails: read the chronics at each reset instead
+    kwargs.setdefault("cache_chronics", False)
+    return make_env(name, data_feeding_kwargs=feeding, **kwargs)
+
+
+def _maintenance_handler(name: str):
+    """The handler reading the dataset's maintenance files, if its chronics have any."""
+    from pathlib import Path
+
+    import grid2op
+    from grid2op.Chronics.handlers import CSVMaintenanceHandler, JSONMaintenanceHandler
+
+    from ace_core.grid.envs import downloaded_env_dir
+
+    folder = downloaded_env_dir(name) or Path(grid2op.__file__).parent / "data" / name
+    chronics = sorted(p for p in (folder / "chronics").glob("*") if p.is_dir())
+    if not chronics:
+        return None
+    files = {p.name for p in chronics[0].iterdir()}
+    if "maintenance_meta.json" in files:
+        return JSONMaintenanceHandler()
+    if files & {"maintenance.csv", "maintenance.csv.bz2"}:
+        return CSVMaintenanceHandler()
+    return None

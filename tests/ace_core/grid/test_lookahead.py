@@ -101,3 +101,13 @@ def test_a_horizon_outside_the_forecasts_is_a_clear_error(horizon):
 def test_unknown_forecast_kind_is_a_clear_error():
     with pytest.raises(ForecastError, match="accepted: perfect, noisy, persistence"):
         make_env_with_forecasts("l2rpn_case14_sandbox", "crystal-ball", 12)
+
+
+def test_forecast_envs_keep_the_datasets_maintenance():
+    from grid2op.Chronics.handlers import CSVMaintenanceHandler, JSONMaintenanceHandler
+
+    from ace_core.grid.forecasts import _maintenance_handler
+
+    assert isinstance(_maintenance_handler("l2rpn_wcci_2020"), JSONMaintenanceHandler)
+    assert isinstance(_maintenance_handler("l2rpn_neurips_2020_track1"), CSVMaintenanceHandler)
+    assert _maintenance_handler("l2rpn_case14_sandbox") is None
