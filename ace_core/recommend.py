@@ -17,8 +17,8 @@ reason, every candidate worse than doing nothing. Doing nothing's own outcome is
 returned, as the reference and as the live state's security (its N-1 status and look-ahead).
 The result types and their JSON are in :mod:`ace_core.outcomes`.
 
-:func:`recommend` is the earlier fast path (the policy's top-k, each simulated one step ahead,
-with the expert's best as a fallback), kept for the callers that still use it.
+:func:`recommend` (in :mod:`ace_core.recommend_topk`, re-exported here) is the earlier fast path,
+kept for the callers that still use it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ace_core.agents import greedy_candidates, greedy_search, reconnect_or_nothing
+from ace_core.agents import greedy_candidates, reconnect_or_nothing
 from ace_core.errors import ConfigError
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.contingency import N1Screen, resolve_lines, screen_n1
@@ -46,107 +46,15 @@ from ace_core.grid.lookahead import ForecastSeries, look_ahead, skipped_look_ahe
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
 from ace_core.outcomes import Candidate, RecommendationSet, StateSecurity, outcome_words
-from ace_core.ranking import rank
+from ace_core.ranking import rank, rejection
+from ace_core.recommend_topk import (  # noqa: F401 - the earlier path, re-exported for its callers
+    Recommendation,
+    SimulatedOutcome,
+    outcome_of,
+    recommend,
+    simulate,
+)
 from ace_core.rl.sac import SAC
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    action_index: int
-    description: str
-    confidence: float
-    """the policy's probability of this action (0 for the greedy fallback)"""
-    source: str
-    """``policy`` or ``greedy``"""
-    max_rho_before: float
-    max_rho_after: float | None
-    """simulated max rho one step ahead; None when the simulation failed (game over, illegal)"""
-    reward_after: float | None
-    lines_relieved: tuple[int, ...]
-    """lines overloaded now and not after"""
-    new_overloads: tuple[int, ...]
-    """lines not overloaded now and overloaded after"""
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class SimulatedOutcome:
-    max_rho: float | None
-    reward: float | None
-    rho: np.ndarray | None
-    error: str
-
-
-def simulate(obs, space: ActionSpace, g2op_space, index: int) -> SimulatedOutcome:
-    """One step ahead with grid2op's simulator."""
-    return outcome_of(simulate_rho(obs, space.to_grid2op(index, g2op_space)))
-
-
-def outcome_of(simulated: Simulated) -> SimulatedOutcome:
-    rho, reward, done, info = simulated
-    if info.get("is_illegal"):
-        return SimulatedOutcome(None, None, None, "illegal: " + _first(info.get("exception")))
-    if done or info.get("exception"):
-        return SimulatedOutcome(None, None, None, "game over: " + _first(info.get("exception")))
-    return SimulatedOutcome(float(rho.max()), reward, rho, "")
-
-
-def _first(exceptions) -> str:
-    if not exceptions:
-        return "the grid could not be solved"
-    first = exceptions[0] if isinstance(exceptions, list | tuple) else exceptions
-    return str(first).splitlines()[0][:200]
-
-
-def recommend(
-    obs,
-    sac: SAC,
-    space: ActionSpace,
-    features: FeatureBuilder,
-    g2op_space,
-    k: int = 3,
-    greedy_budget: int = 32,
-) -> tuple[list[Recommendation], dict[str, float]]:
-    """Top-k recommendations with their simulated effect, and timings in ms. When none of them
-    clears an overload, the greedy expert's best of ``greedy_budget`` candidates is added (0: never)."""
-    started = time.perf_counter()
-    policy = sac.policy(features(obs), space.top_mask(obs))
-    ranked = policy.top_k(k)
-    ranked_ms = (time.perf_counter() - started) * 1000
-    before = np.asarray(obs.rho)
-    outcomes = simulate_many(obs, [space.to_grid2op(index, g2op_space) for index, _ in ranked])
-    out = [
-        _card(space, index, prob, "policy", before, outcome_of(outcome))
-        for (index, prob), outcome in zip(ranked, outcomes)
-    ]
-    cleared = any(r.max_rho_after is not None and r.max_rho_after < 1.0 for r in out)
-    if greedy_budget > 0 and not cleared and before.max() >= 1.0:
-        best, _, _ = greedy_search(obs, space, g2op_space, greedy_budget)
-        if best not in {r.action_index for r in out}:
-            out.append(_card(space, best, 0.0, "greedy", before, simulate(obs, space, g2op_space, best)))
-    total_ms = (time.perf_counter() - started) * 1000
-    return out, {"policy_ms": ranked_ms, "total_ms": total_ms}
-
-
-def _card(space, index, prob, source, before, outcome: SimulatedOutcome) -> Recommendation:
-    if outcome.rho is None:
-        relieved, new = (), ()
-    else:
-        relieved = tuple(int(i) for i in np.flatnonzero((before >= 1.0) & (outcome.rho < 1.0)))
-        new = tuple(int(i) for i in np.flatnonzero((before < 1.0) & (outcome.rho >= 1.0)))
-    return Recommendation(
-        action_index=int(index),
-        description=space.describe(index),
-        confidence=float(prob),
-        source=source,
-        max_rho_before=float(before.max()),
-        max_rho_after=outcome.max_rho,
-        reward_after=outcome.reward,
-        lines_relieved=relieved,
-        new_overloads=new,
-        error=outcome.error,
-    )
-
 
 # ----------------------------------------------------------------------------- the pipeline
 
@@ -264,62 +172,25 @@ class RecommendationPipeline:
         case, but with the generators at their realised output (slack share included) rather
         than their set-points, so outages share the lost power slightly differently."""
         started = time.perf_counter()
-        timings = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
+        timings: dict[str, float] = {}
         state_n1 = self._state_n1(obs, state_backend)
         candidates, n_proposed, timings["policy_ms"] = self._candidates(obs)
-        before = np.asarray(obs.rho, dtype=float)
         forecast, notes = self._forecast(obs)
-        # without forecasts grid2op cannot simulate a step ahead: the actions' immediate effect
-        time_step = 1 if available_horizon(obs) else 0
-
-        # one batch of one-step simulations; each post-action grid kept for N-1 and look-ahead
-        simulated_at = time.perf_counter()
-        grids: dict[int, SolvedGrid] = {}
-        pool_best: list[float] = []  # the expert pool's lowest max rho so far
-
-        def keep_grid(i: int, simulated: Simulated, backend) -> None:
-            if simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception"):
-                return
-            if i >= n_proposed:  # from the expert's pool: only a grid that may be among its best
-                score = float(simulated.rho.max())
-                if len(pool_best) >= self.config.expert_k and score >= pool_best[self.config.expert_k - 1]:
-                    return
-                bisect.insort(pool_best, score)
-            grids[candidates[i].action_index] = SolvedGrid.of(backend)
-
-        actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
         solver_before = _solver_seconds(obs)
-        outcomes = simulate_many(obs, actions, time_step=time_step, after_each=keep_grid)
-        for candidate, outcome in zip(candidates, outcomes):
-            _fill(candidate, outcome, before)
+
+        simulated_at = time.perf_counter()
+        actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
+        grids = self._simulate(obs, candidates, actions, n_proposed)
         candidates = self._keep_expert_best(candidates, n_proposed)
         reference, others = candidates[0], candidates[1:]
         timings["simulate_ms"] = (time.perf_counter() - simulated_at) * 1000
-
-        for candidate in candidates:
-            grid = grids.get(candidate.action_index)
-            if grid is not None:
-                candidate.n1 = screen_n1(grid, self.lines, self.line_names)
-                timings["n1_ms"] += candidate.n1.total_ms
-                timings["n1_solver_ms"] += candidate.n1.solver_ms
+        timings.update(self._screen(candidates, grids))
 
         looked_at = time.perf_counter()
-        if forecast.horizon:
-            series = ForecastSeries(obs, self.config.horizon)
-            first_pass, _ = rank(others, reference)
-            for candidate in [reference, *first_pass[: self.config.look_ahead_top]]:
-                action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
-                start = grids.get(candidate.action_index)
-                candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
-        else:
-            reference.look_ahead = skipped_look_ahead(forecast, "this grid carries no forecasts")
+        first_pass, _ = rank(others, reference)
+        self._look_ahead(obs, forecast, [reference, *first_pass[: self.config.look_ahead_top]], grids)
         timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
-        # LightSim2Grid's own time in every power flow of this run (simulator, N-1, time series)
-        timings["solver_ms"] = (
-            max(_solver_seconds(obs) - solver_before, 0.0) * 1000
-            + timings["n1_solver_ms"]
-            + sum(c.look_ahead.solver_ms for c in candidates if c.look_ahead is not None)
-        )
+        timings["solver_ms"] = _solver_ms(obs, solver_before, candidates)
 
         recommendations, rejected = rank(others, reference)
         timings["total_ms"] = (time.perf_counter() - started) * 1000
@@ -332,6 +203,78 @@ class RecommendationPipeline:
             timings_ms=timings,
             notes=notes,
         )
+
+    def what_if(self, obs, action) -> Candidate:
+        """The same figures for any grid2op action (e.g. an operator's): its one-step outcome, N-1
+        and look-ahead, and in ``rejected_because`` why it is worse than doing nothing, if it is."""
+        index = self.space.index_of_grid2op(action)
+        description = self.space.describe(index) if index is not None else str(action).splitlines()[0]
+        before_max = float(np.max(obs.rho))
+        reference = Candidate(0, "do nothing", ("reference",), 0.0, (), before_max)
+        candidate = Candidate(
+            -1 if index is None else index,
+            description,
+            ("operator",),
+            0.0,
+            self._substations(index) if index is not None else (),
+            before_max,
+        )
+        candidates = [reference, candidate]
+        forecast, _ = self._forecast(obs)
+        grids = self._simulate(obs, candidates, [self.g2op_space({}), action], n_proposed=2)
+        self._screen(candidates, grids)
+        self._look_ahead(obs, forecast, candidates, grids, actions={candidate.action_index: action})
+        candidate.rejected_because = rejection(candidate, reference)
+        return candidate
+
+    def _simulate(self, obs, candidates: list[Candidate], actions: list, n_proposed: int) -> dict:
+        """One batch of one-step simulations filling each candidate's figures; returns the
+        post-action grids (by action index) that N-1 and look-ahead start from: every proposed
+        candidate's, and of the expert's pool only those that may be among its best."""
+        grids: dict[int, SolvedGrid] = {}
+        pool_best: list[float] = []  # the expert pool's lowest max rho so far
+        expert_k = self.config.expert_k
+
+        def keep_grid(i: int, simulated: Simulated, backend) -> None:
+            if simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception"):
+                return
+            if i >= n_proposed:
+                score = float(simulated.rho.max())
+                if len(pool_best) >= expert_k and score >= pool_best[expert_k - 1]:
+                    return
+                bisect.insort(pool_best, score)
+            grids[candidates[i].action_index] = SolvedGrid.of(backend)
+
+        # without forecasts grid2op cannot simulate a step ahead: the actions' immediate effect
+        time_step = 1 if available_horizon(obs) else 0
+        before = np.asarray(obs.rho, dtype=float)
+        outcomes = simulate_many(obs, actions, time_step=time_step, after_each=keep_grid)
+        for candidate, outcome in zip(candidates, outcomes):
+            _fill(candidate, outcome, before)
+        return grids
+
+    def _screen(self, candidates: list[Candidate], grids: dict) -> dict[str, float]:
+        """N-1 of each candidate's post-action grid; the time spent, and LightSim2Grid's part."""
+        spent = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
+        for candidate in candidates:
+            grid = grids.get(candidate.action_index)
+            if grid is not None:
+                candidate.n1 = screen_n1(grid, self.lines, self.line_names)
+                spent["n1_ms"] += candidate.n1.total_ms
+                spent["n1_solver_ms"] += candidate.n1.solver_ms
+        return spent
+
+    def _look_ahead(self, obs, forecast, candidates: list[Candidate], grids: dict, actions=None) -> None:
+        if not forecast.horizon:
+            candidates[0].look_ahead = skipped_look_ahead(forecast, "this grid carries no forecasts")
+            return
+        series = ForecastSeries(obs, self.config.horizon)
+        for candidate in candidates:
+            action = (actions or {}).get(candidate.action_index)
+            if action is None:
+                action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
+            start = grids.get(candidate.action_index)
+            candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
 
     def _state_n1(self, obs, state_backend) -> N1Screen | None:
         if state_backend is None:
@@ -355,6 +298,14 @@ class RecommendationPipeline:
 def _solver_seconds(obs) -> float:
     """LightSim2Grid's cumulated solver time in grid2op's simulator (``comp_time``)."""
     return float(getattr(obs._obs_env.backend, "comp_time", 0.0))
+
+
+def _solver_ms(obs, solver_before: float, candidates: list[Candidate]) -> float:
+    """LightSim2Grid's own time in every power flow of a run (simulator, N-1, time series)."""
+    simulator = max(_solver_seconds(obs) - solver_before, 0.0) * 1000
+    n1 = sum(c.n1.solver_ms for c in candidates if c.n1 is not None)
+    series = sum(c.look_ahead.solver_ms for c in candidates if c.look_ahead is not None)
+    return simulator + n1 + series
 
 
 def _fill(candidate: Candidate, outcome: Simulated, before: np.ndarray) -> None:

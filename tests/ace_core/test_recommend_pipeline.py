@@ -140,3 +140,25 @@ def test_bad_settings_are_clear_errors(sandbox, sandbox_space):
         PipelineConfig(horizon=0)
     with pytest.raises(ContingencyListError, match="'nope'"):
         RecommendationPipeline(sandbox, sandbox_space, PipelineConfig(horizon=1, contingencies=("nope",)))
+
+
+def test_what_if_gives_any_action_the_same_figures(realistic):
+    env, space, features, sac = realistic
+    pipeline = RecommendationPipeline(env, space, PipelineConfig(), sac, features)
+    obs = _stressed_states(env, space, 0, 770, 1)[0]
+    result = pipeline.run(obs)
+    for card in [*result.recommendations[:1], *result.rejected[:2]]:
+        action = space.to_grid2op(card.action_index, env.action_space)
+        checked = pipeline.what_if(obs, action)
+        assert checked.action_index == card.action_index and checked.outcome == card.outcome
+        assert checked.max_rho_after == card.max_rho_after
+        if card.n1 is not None:
+            assert checked.n1.worst_rho == pytest.approx(card.n1.worst_rho)
+        assert (checked.rejected_because == "") == (card in result.recommendations)
+        if not checked.failed:
+            assert checked.look_ahead is not None and checked.look_ahead.max_rho
+    # an action outside the policy's action space: a redispatch
+    redispatch = env.action_space({"redispatch": [(0, 1.0)]})
+    checked = pipeline.what_if(obs, redispatch)
+    assert checked.action_index == -1 and checked.outcome
+    json.dumps(checked.to_json())
