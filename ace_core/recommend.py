@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from grid2op.Exceptions import Grid2OpException
 
 from ace_core.agents import greedy_candidates, reconnect_or_nothing
 from ace_core.errors import ConfigError
@@ -274,7 +275,12 @@ class RecommendationPipeline:
             if action is None:
                 action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
             start = grids.get(candidate.action_index)
-            candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
+            try:
+                candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
+            except (Grid2OpException, RuntimeError, ValueError) as exc:
+                # a grid the simulator cannot step: say so, keep the feed running
+                reason = f"the simulator failed: {str(exc).splitlines()[0][:200]}"
+                candidate.look_ahead = skipped_look_ahead(forecast, reason)
 
     def _state_n1(self, obs, state_backend) -> N1Screen | None:
         if state_backend is None:
