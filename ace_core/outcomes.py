@@ -43,6 +43,15 @@ def outcome_words(
     return f"{', '.join(parts)}; max rho {float(before.max()):.1%} -> {float(after.max()):.1%}"
 
 
+def max_rho_words(max_rho: float | None, error: str = "") -> str:
+    """A recorded one-step outcome in words, for records that kept only max rho: ``None`` or a
+    negative value marks a simulation that gave none (the trainer writes -1), an ``error`` that
+    says "illegal" an action not allowed."""
+    if max_rho is None or max_rho < 0:
+        return "not allowed now" if "illegal" in error.lower() else "game over in simulation"
+    return f"max rho {max_rho:.1%}" + (" (overload)" if max_rho >= OVERLOAD else "")
+
+
 @dataclass
 class Candidate:
     """One candidate action and everything the pipeline learnt about it."""
