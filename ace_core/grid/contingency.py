@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ace_core.errors import ConfigError
+from ace_core.grid.simulate import simulate_many
 from ace_core.grid.solved import SolvedGrid
 
 OVERLOAD = 1.0
@@ -132,10 +133,23 @@ class N1Screen:
             return f"not N-1 secure: {self.n_overloading} outage(s) overload a line"
         return "N-1 secure"
 
+    @property
+    def words(self) -> str:
+        """One sentence: secure or not, and the worst single outage."""
+        worst = self.worst
+        if self.error or worst is None:
+            return "N-1 not screened" + (f": {self.error}" if self.error else "")
+        outage = f"losing {worst.line_name} loads {worst.worst_line_name} at {worst.max_rho:.1%}"
+        text = f"{self.status} (worst: {outage})"
+        if self.diverged:
+            text += f"; {len(self.diverged)} outage(s) cut off a load or generator or diverge"
+        return text
+
     def to_json(self, top: int = 10) -> dict:
         worst = self.worst
         return {
             "status": self.status,
+            "words": self.words,
             "secure": self.secure,
             "screened": self.screened,
             "n_overloading": self.n_overloading,
@@ -203,3 +217,18 @@ def _outages(
             Outage(line, str(line_names[line]), False, float(worst_rho[row]), w, str(line_names[w]), over)
         )
     return tuple(out)
+
+
+def screen_actions(obs, actions: Sequence, lines: Sequence[int] | None = None) -> list[N1Screen | None]:
+    """N-1 of the grid each grid2op action leads to one step ahead (every line, or ``lines``);
+    None where the simulation fails (a game over, an action not allowed)."""
+    names = [str(n) for n in type(obs).name_line]
+    lines = tuple(range(len(names))) if lines is None else tuple(lines)
+    screens: list[N1Screen | None] = [None] * len(actions)
+
+    def screen(i, simulated, backend) -> None:
+        if not (simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception")):
+            screens[i] = screen_n1(SolvedGrid.of(backend), lines, names)
+
+    simulate_many(obs, actions, after_each=screen)
+    return screens

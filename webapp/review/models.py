@@ -31,6 +31,8 @@ class Refinement(models.Model):
     llm_action_text = models.TextField(blank=True)
     llm_reward = models.FloatField(null=True, blank=True)
     llm_max_rho = models.FloatField(null=True, blank=True)
+    rl_n1 = models.TextField(blank=True, help_text="the RL action's N-1 worst case, in words")
+    llm_n1 = models.TextField(blank=True, help_text="the LLM action's N-1 worst case, in words")
     accepted_by_simulation = models.BooleanField(db_index=True)
     model = models.CharField(max_length=200)
     adapter_version = models.PositiveIntegerField(default=0)

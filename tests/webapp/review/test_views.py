@@ -64,6 +64,21 @@ def test_outcomes_are_in_the_operators_words(reviewer, make_run, make_refinement
     assert "max rho -" not in html and "not allowed now" in html
 
 
+def test_both_actions_carry_their_n1_worst_case(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run(), accepted=True)
+    # an action accepted by simulation leads to a grid: the trainer screened it for N-1
+    assert (
+        refinement.llm_n1.startswith(("N-1 secure", "not N-1 secure"))
+        and "worst: losing " in refinement.llm_n1
+    )
+    html = client_for(reviewer).get(_detail_url(refinement)).content.decode()
+    assert f'<dd id="llm-n1">{escape(refinement.llm_n1)}</dd>' in html
+    if refinement.rl_max_rho >= 0:
+        assert refinement.rl_n1 and f'<dd id="rl-n1">{escape(refinement.rl_n1)}</dd>' in html
+    else:  # a game over leaves no grid to screen
+        assert refinement.rl_n1 == "" and '<dd id="rl-n1">not screened</dd>' in html
+
+
 def test_approve_removes_it_from_the_queue_and_a_second_decision_is_refused(
     reviewer, make_run, make_refinement
 ):
