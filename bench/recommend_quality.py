@@ -14,6 +14,8 @@ as JSON:
 - ``top_card_n1_secure`` / ``doing_nothing_n1_secure_where_a_card_is_shown``: over the steps
   with a card, the share where the top card's grid, and doing nothing's, survive every single
   line outage without overload (``doing_nothing_n1_secure``: over all stressed steps);
+- ``top_card_n1_worst_lower_than_nothing``: how often the top card's worst single outage loads a
+  line less than doing nothing's, and the mean worst rho of both;
 - ``rejected``: candidates the pipeline rejected, with the most frequent reasons;
 - ``survived_steps`` of the days played this way, against doing nothing's.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -59,6 +62,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
     stats = collections.Counter()
     reasons = collections.Counter()
     survived = 0
+    n1_worst: list[tuple[float, float]] = []
     for _ in range(scenario.length):
         action = noop
         if obs.rho.max() >= threshold:
@@ -72,7 +76,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
                 )
             for card in result.rejected:
                 stats["rejected"] += 1
-                reasons[card.rejected_because.split(":")[0].split(" (")[0]] += 1
+                reasons[re.sub(r"\d+(\.\d+)?%?", "N", card.rejected_because.split(" (")[0])] += 1
             if result.recommendations:
                 top = result.recommendations[0]
                 stats["steps_with_a_card"] += 1
@@ -88,7 +92,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
             break
     stats["survived_steps"] = survived
     stats["day_length"] = scenario.length
-    return {"stats": dict(stats), "reasons": dict(reasons)}
+    return {"stats": dict(stats), "reasons": dict(reasons), "n1_worst": n1_worst}
 
 
 def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dict:
@@ -112,12 +116,13 @@ def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dic
         features = FeatureBuilder(env)
         sac = SAC(features.size, space, sac_config(TrainConfig(env=name), space))
     pipeline = RecommendationPipeline(env, space, PipelineConfig(), sac, features)
-    totals, reasons, survival = collections.Counter(), collections.Counter(), []
+    totals, reasons, survival, n1_worst = collections.Counter(), collections.Counter(), [], []
     for i, scenario in enumerate(scenarios(env, "test")[:days]):
         played = play_day(env, pipeline, space, scenario, i, threshold, follow=True)
         nothing = play_day(env, pipeline, space, scenario, i, 2.0, follow=False)  # never stressed
         totals.update(played["stats"])
         reasons.update(played["reasons"])
+        n1_worst += played["n1_worst"]
         survival.append((played["stats"]["survived_steps"], nothing["stats"]["survived_steps"]))
     stressed = max(totals["stressed_steps"], 1)
     env.close()
@@ -133,6 +138,12 @@ def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dic
         "doing_nothing_n1_secure": totals["doing_nothing_n1_secure"] / stressed,
         "doing_nothing_n1_secure_where_a_card_is_shown": totals["nothing_n1_secure_with_a_card"]
         / max(totals["steps_with_a_card"], 1),
+        "top_card_n1_worst_lower_than_nothing": totals["top_card_n1_worst_lower"]
+        / max(totals["n1_compared"], 1),
+        "n1_worst_rho_mean_top_card_vs_nothing": [
+            sum(t for t, _ in n1_worst) / max(len(n1_worst), 1),
+            sum(n for _, n in n1_worst) / max(len(n1_worst), 1),
+        ],
         "rejected": totals["rejected"],
         "rejected_reasons": dict(reasons.most_common(6)),
         "survived_steps_following_top_card": [s for s, _ in survival],

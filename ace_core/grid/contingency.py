@@ -134,6 +134,15 @@ class N1Screen:
         return "N-1 secure"
 
     @property
+    def lines_at_risk(self) -> dict[int, int]:
+        """line id -> how many single outages overload it (for marking the diagram)"""
+        counts: dict[int, int] = {}
+        for outage in self.outages:
+            for line in outage.overloaded:
+                counts[line] = counts.get(line, 0) + 1
+        return counts
+
+    @property
     def words(self) -> str:
         """One sentence: secure or not, and the worst single outage."""
         worst = self.worst
@@ -156,6 +165,7 @@ class N1Screen:
             "worst": None if worst is None else worst.to_json(),
             "diverged": [o.line_name for o in self.diverged],
             "outages": [o.to_json() for o in self.outages if o.overloaded or o.diverged][:top],
+            "lines_at_risk": [{"line": k, "outages": v} for k, v in sorted(self.lines_at_risk.items())],
             "skipped": list(self.skipped),
             "solver_ms": self.solver_ms,
             "error": self.error,

@@ -75,6 +75,11 @@ def test_screening_orders_outages_worst_first_and_counts_overloads(stressed):
     assert screen.status.startswith("not N-1 secure") and not screen.secure
     payload = screen.to_json()
     assert payload["worst"]["outage_name"] == screen.worst.line_name
+    at_risk = {item["line"]: item["outages"] for item in payload["lines_at_risk"]}
+    assert at_risk and at_risk == {
+        line: sum(line in o.overloaded for o in screen.outages)
+        for line in {i for o in screen.outages for i in o.overloaded}
+    }
     assert payload["diverged"] == [o.line_name for o in screen.diverged]
 
 
