@@ -84,7 +84,8 @@ class Candidate:
     def failed(self) -> bool:
         return self.game_over or self.illegal
 
-    def to_json(self) -> dict:
+    def to_json(self, top_outages: int = 10) -> dict:
+        """``top_outages``: how many overloading or diverging outages of its N-1 to list."""
         return {
             "action_index": self.action_index,
             "description": self.description,
@@ -102,7 +103,7 @@ class Candidate:
             "lines_relieved": list(self.lines_relieved),
             "new_overloads": list(self.new_overloads),
             "overloads_after": list(self.overloads_after),
-            "n1": None if self.n1 is None else self.n1.to_json(),
+            "n1": None if self.n1 is None else self.n1.to_json(top_outages),
             "look_ahead": None if self.look_ahead is None else self.look_ahead.to_json(),
             "rejected_because": self.rejected_because,
         }
@@ -139,11 +140,13 @@ class RecommendationSet:
     timings_ms: dict[str, float]
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self, top_outages: int = 10) -> dict:
+        """``top_outages`` per candidate's N-1 (the live state's own N-1 always lists 10): a
+        console sending every step may want 3."""
         return {
-            "reference": self.reference.to_json(),
-            "recommendations": [c.to_json() for c in self.recommendations],
-            "rejected": [c.to_json() for c in self.rejected],
+            "reference": self.reference.to_json(top_outages),
+            "recommendations": [c.to_json(top_outages) for c in self.recommendations],
+            "rejected": [c.to_json(top_outages) for c in self.rejected],
             "security": self.security.to_json(),
             "forecast": self.forecast,
             "timings_ms": self.timings_ms,

@@ -84,6 +84,12 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
                 stats["nothing_n1_secure_with_a_card"] += bool(
                     result.reference.n1 and result.reference.n1.secure
                 )
+                top_worst = top.n1.worst_rho if top.n1 else None
+                nothing_worst = result.reference.n1.worst_rho if result.reference.n1 else None
+                if top_worst is not None and nothing_worst is not None:
+                    stats["n1_compared"] += 1
+                    stats["top_card_n1_worst_lower"] += top_worst < nothing_worst - 1e-6
+                    n1_worst.append((top_worst, nothing_worst))
                 if follow:
                     action = space.to_grid2op(top.action_index, env.action_space)
         obs, _, done, _ = env.step(action)
