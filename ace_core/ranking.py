@@ -18,8 +18,9 @@ between candidates equal on every criterion before it:
 
 A candidate is **rejected** (never a recommendation, listed with the reason) when it is not
 allowed now, when its simulation ends in a game over, when it leaves more lines overloaded or
-a higher max rho one step ahead than doing nothing, or when it is less safe than doing nothing
-by criteria 1-5 (criterion 5 only when both look-aheads were computed).
+a higher max rho one step ahead than doing nothing, when it changes nothing (the same max rho
+and N-1 worst case as doing nothing, e.g. buses set where they already are), or when it is less
+safe than doing nothing by criteria 1-5 (criterion 5 only when both look-aheads were computed).
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def rejection(candidate: Candidate, reference: Candidate) -> str:
             f"raises max rho to {candidate.max_rho_after:.1%} where doing nothing gives "
             f"{reference.max_rho_after:.1%}"
         )
+    if _same_as(candidate, reference):
+        return "changes nothing: the same outcome as doing nothing"
     mine, ref = safety_key(candidate), safety_key(reference)
     if mine[1:3] > ref[1:3]:
         return (
@@ -101,6 +104,17 @@ def rejection(candidate: Candidate, reference: Candidate) -> str:
             f"{reference.look_ahead.status}"
         )
     return ""
+
+
+def _same_as(candidate: Candidate, reference: Candidate) -> bool:
+    """The same grid as doing nothing (e.g. buses set to where they already are): the same max
+    rho and the same N-1 worst case, to round-off."""
+    if abs(candidate.max_rho_after - reference.max_rho_after) > 1e-9:
+        return False
+    mine, ref = candidate.n1, reference.n1
+    if mine is None or ref is None or mine.worst_rho is None or ref.worst_rho is None:
+        return False
+    return abs(mine.worst_rho - ref.worst_rho) <= 1e-9
 
 
 def _both_looked_ahead(a: Candidate, b: Candidate) -> bool:

@@ -161,7 +161,13 @@ class RecommendationPipeline:
 
     def _keep_expert_best(self, candidates: list[Candidate], n_proposed: int) -> list[Candidate]:
         """The proposed candidates and the expert pool's best ``expert_k`` by simulated max rho."""
-        pool = [c for c in candidates[n_proposed:] if not c.failed]
+        reference = candidates[0]
+        pool = [
+            c
+            for c in candidates[n_proposed:]
+            # an action that changes nothing (buses set where they are) takes no expert's slot
+            if not c.failed and (reference.failed or abs(c.max_rho_after - reference.max_rho_after) > 1e-9)
+        ]
         pool.sort(key=lambda c: c.max_rho_after)
         return candidates[:n_proposed] + pool[: self.config.expert_k]
 
