@@ -76,7 +76,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
                 )
             for card in result.rejected:
                 stats["rejected"] += 1
-                reasons[re.sub(r"\d+(\.\d+)?%?", "N", card.rejected_because.split(" (")[0])] += 1
+                reasons[re.sub(r"(?<=\s)[\d.]+%?", "N", card.rejected_because.split(":")[0])] += 1
             if result.recommendations:
                 top = result.recommendations[0]
                 stats["steps_with_a_card"] += 1
