@@ -78,6 +78,10 @@ class RefinementEvent:
     adapter_version: int = 0
     reason: str = ""
     """why the RL action stands when nothing was accepted (garbage, timeout, not better...)"""
+    rl_n1: str = ""
+    """the RL action's N-1 worst case on the grid it leads to, in words (empty: not screened)"""
+    llm_n1: str = ""
+    """the same for the LLM's action"""
 
 
 @dataclass(frozen=True)

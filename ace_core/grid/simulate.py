@@ -30,7 +30,7 @@ the first line of grid2op's exception.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -84,17 +84,39 @@ def simulate_rho(obs, action, time_step: int = 1) -> Simulated:
     return Simulated(np.array(sim_obs.rho, copy=True), float(reward), bool(done), info)
 
 
-def simulate_many(obs, actions: Sequence, time_step: int = 1) -> list[Simulated]:
+AfterEach = Callable[[int, Simulated, object], None]
+"""``after_each(i, outcome, backend)``: called right after candidate ``i`` is simulated, while the
+simulator's LightSim2Grid ``backend`` holds the grid that candidate leads to (e.g. to screen it
+for N-1); it must not change that backend."""
+
+
+def simulate_many(
+    obs, actions: Sequence, time_step: int = 1, after_each: AfterEach | None = None
+) -> list[Simulated]:
     """``simulate_rho(obs, a)`` for every action, in order, sharing the simulator's set-up."""
     if len(actions) < 2:
-        return [simulate_rho(obs, a, time_step) for a in actions]
+        return [
+            _with_hook(i, simulate_rho(obs, a, time_step), obs, after_each) for i, a in enumerate(actions)
+        ]
     try:
         fast = _TopologyDelta(obs, actions, time_step)
-        results = [fast.simulate(i, a) for i, a in enumerate(actions)]
+        results = []
+        for i, a in enumerate(actions):
+            result = fast.simulate(i, a)
+            results.append(result if result is None else _with_hook(i, result, obs, after_each))
     except (AttributeError, KeyError, TypeError):
         results = [None] * len(actions)
     # the full simulations re-initialise the simulator: only after every fast one
-    return [r if r is not None else simulate_rho(obs, a, time_step) for r, a in zip(results, actions)]
+    return [
+        r if r is not None else _with_hook(i, simulate_rho(obs, a, time_step), obs, after_each)
+        for i, (r, a) in enumerate(zip(results, actions))
+    ]
+
+
+def _with_hook(index: int, result: Simulated, obs, after_each: AfterEach | None) -> Simulated:
+    if after_each is not None:
+        after_each(index, result, obs._obs_env.backend)
+    return result
 
 
 def _init_simulator(obs, time_step: int) -> None:

@@ -44,6 +44,7 @@ import numpy as np
 from ace_core.config.sections import ActorConfig
 from ace_core.events import RefinementEvent, RoundRecord
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.contingency import screen_actions
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.simulate import (
     Simulated,
@@ -109,6 +110,14 @@ class PolicyActor:
             outcome.next_features = self.features(sim_obs)
             outcome.next_mask = self.space.top_mask(sim_obs)
         return outcome
+
+    def n1_words(self, decision: Decision, llm_index: int | None) -> tuple[str, str]:
+        """The N-1 worst case, in words, of the grids the RL and the LLM actions lead to (what a
+        reviewer weighs beside the one-step outcome); empty for no action or a failed simulation."""
+        indices = [int(decision.action)] + ([int(llm_index)] if llm_index is not None else [])
+        screens = screen_actions(decision.obs, [self.space.to_grid2op(i, self.g2op_space) for i in indices])
+        words = [s.words if s is not None else "" for s in screens]
+        return words[0], (words[1] if len(words) > 1 else "")
 
     def simulate_options(self, obs, indices: list[int]) -> list[Outcome]:
         """Reward and max rho of each action one step ahead (no next state): one shared simulator."""
@@ -311,6 +320,9 @@ class PolicyActor:
         space, accepted = self.space, progress.accepted
         llm_index, llm_outcome = accepted if accepted else (None, None)
         last = progress.rounds[-1] if progress.rounds else None
+        rl_n1, llm_n1 = self.n1_words(
+            decision, llm_index if accepted else (last.action_index if last else None)
+        )
         return RefinementEvent(
             step=step,
             refinement_id=refinement_id,
@@ -330,6 +342,8 @@ class PolicyActor:
             model=self.chooser.name,
             adapter_version=adapter_number(self.chooser.adapter_version),
             reason=progress.reason,
+            rl_n1=rl_n1,
+            llm_n1=llm_n1,
         )
 
     def _transition(self, decision: Decision, index: int, outcome: Outcome) -> Transition:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ace_core.outcomes import max_rho_words
 from webapp.training.models import TrainingRun
 
 COMMENT_MAX_LENGTH = 2000
@@ -30,6 +31,8 @@ class Refinement(models.Model):
     llm_action_text = models.TextField(blank=True)
     llm_reward = models.FloatField(null=True, blank=True)
     llm_max_rho = models.FloatField(null=True, blank=True)
+    rl_n1 = models.TextField(blank=True, help_text="the RL action's N-1 worst case, in words")
+    llm_n1 = models.TextField(blank=True, help_text="the LLM action's N-1 worst case, in words")
     accepted_by_simulation = models.BooleanField(db_index=True)
     model = models.CharField(max_length=200)
     adapter_version = models.PositiveIntegerField(default=0)
@@ -54,6 +57,17 @@ class Refinement(models.Model):
     def __str__(self) -> str:
         return f"refinement {self.refinement_id} of run {self.run_id} at step {self.step}"
 
+    @property
+    def rl_outcome(self) -> str:
+        """The RL action's simulated outcome in the operators' words ("game over in simulation")."""
+        return max_rho_words(self.rl_max_rho)
+
+    @property
+    def llm_outcome(self) -> str:
+        if self.llm_action_index is None:
+            return "no action accepted"
+        return max_rho_words(self.llm_max_rho)
+
 
 class RefinementRound(models.Model):
     refinement = models.ForeignKey(Refinement, on_delete=models.CASCADE, related_name="rounds")
@@ -70,6 +84,13 @@ class RefinementRound(models.Model):
     class Meta:
         ordering = ["refinement", "number"]
         constraints = [models.UniqueConstraint(fields=["refinement", "number"], name="round_unique_number")]
+
+    @property
+    def outcome(self) -> str:
+        """The round's simulated outcome in the operators' words."""
+        if self.action_index is None:
+            return "no action parsed"
+        return max_rho_words(self.simulated_max_rho, self.error)
 
 
 class RewardShaping(models.Model):

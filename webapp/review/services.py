@@ -47,6 +47,8 @@ def refinement_record(*, run_id: int, event: RefinementEvent) -> Refinement:
         llm_action_text=event.llm_action_text,
         llm_reward=finite_or_none(event.llm_reward),
         llm_max_rho=finite_or_none(event.llm_max_rho),
+        rl_n1=event.rl_n1,
+        llm_n1=event.llm_n1,
         accepted_by_simulation=event.accepted_by_simulation,
         model=event.model[:200],
         adapter_version=event.adapter_version,

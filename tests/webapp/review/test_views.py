@@ -8,7 +8,7 @@ from django.utils.html import escape
 
 from ace_core.events import ShapingEvent
 from tests.webapp.conftest import client_for
-from webapp.review.models import COMMENT_MAX_LENGTH, RefinementStatus
+from webapp.review.models import COMMENT_MAX_LENGTH, Refinement, RefinementStatus
 from webapp.review.services import shaping_record
 
 pytestmark = pytest.mark.django_db
@@ -48,6 +48,35 @@ def test_detail_shows_the_state_both_actions_and_every_round(reviewer, make_run,
         assert f'id="round-{round_.number}"' in html
         assert escape(round_.prompt) in html and escape(round_.response) in html
     assert 'id="approve"' in html and 'id="reject"' in html
+
+
+def test_outcomes_are_in_the_operators_words(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run())
+    client = client_for(reviewer)
+    Refinement.objects.filter(pk=refinement.pk).update(rl_max_rho=0.875)
+    html = client.get(_detail_url(refinement)).content.decode()
+    assert '<dd class="outcome" id="rl-outcome">max rho 87.5%</dd>' in html
+    # the trainer records -1 when a simulation gave no max rho: a game over, never "-1.000"
+    Refinement.objects.filter(pk=refinement.pk).update(rl_max_rho=-1.0)
+    refinement.rounds.filter(number=1).update(simulated_max_rho=None, error="illegal action")
+    html = client.get(_detail_url(refinement)).content.decode()
+    assert '<dd class="outcome" id="rl-outcome">game over in simulation</dd>' in html
+    assert "max rho -" not in html and "not allowed now" in html
+
+
+def test_both_actions_carry_their_n1_worst_case(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run(), accepted=True)
+    # an action accepted by simulation leads to a grid: the trainer screened it for N-1
+    assert (
+        refinement.llm_n1.startswith(("N-1 secure", "not N-1 secure"))
+        and "worst: losing " in refinement.llm_n1
+    )
+    html = client_for(reviewer).get(_detail_url(refinement)).content.decode()
+    assert f'<dd id="llm-n1">{escape(refinement.llm_n1)}</dd>' in html
+    if refinement.rl_max_rho >= 0:
+        assert refinement.rl_n1 and f'<dd id="rl-n1">{escape(refinement.rl_n1)}</dd>' in html
+    else:  # a game over leaves no grid to screen
+        assert refinement.rl_n1 == "" and '<dd id="rl-n1">not screened</dd>' in html
 
 
 def test_approve_removes_it_from_the_queue_and_a_second_decision_is_refused(

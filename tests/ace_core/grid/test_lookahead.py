@@ -1,0 +1,113 @@
+import numpy as np
+import pytest
+
+from ace_core.agents import greedy_candidates
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.grid.forecasts import (
+    ForecastError,
+    available_horizon,
+    check_horizon,
+    forecast_info,
+    forecast_kind,
+    make_env_with_forecasts,
+)
+from ace_core.grid.lookahead import ForecastSeries, look_ahead
+from ace_core.grid.simulate import simulate_many
+from ace_core.grid.solved import SolvedGrid
+
+
+@pytest.fixture(scope="module")
+def realistic():
+    """rte_case14_realistic (doing nothing fails early) with one hour of perfect forecasts."""
+    env = make_env_with_forecasts("rte_case14_realistic", "perfect", 12)
+    yield env
+    env.close()
+
+
+def _chained_simulate(obs, action, noop, horizon):
+    """grid2op itself: obs.simulate(action), then sim_obs.simulate(noop) on the next forecasts."""
+    trajectory = []
+    sim_obs, _, done, _ = obs.simulate(action)
+    while not done:
+        trajectory.append(float(sim_obs.rho.max()))
+        if len(trajectory) == horizon:
+            return trajectory, None
+        sim_obs, _, done, _ = sim_obs.simulate(noop)
+    return trajectory, len(trajectory) + 1
+
+
+def test_look_ahead_equals_chained_grid2op_simulations(realistic):
+    env = realistic
+    space = build_action_space(env)
+    noop = env.action_space({})
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    env.fast_forward_chronics(770)  # doing nothing ends this day at step 798: overloads, protections
+    obs = env.get_obs()
+    compared = exact = fast = game_overs = 0
+    for _ in range(4):
+        info = forecast_info(env, obs)
+        series = ForecastSeries(obs, 12)
+        indices = [0, *greedy_candidates(obs, space, 8)]
+        actions = [space.to_grid2op(i, env.action_space) for i in indices]
+        grids = {}
+
+        def keep(i, simulated, backend, grids=grids):
+            if not (simulated.done or simulated.info.get("exception")):
+                grids[i] = SolvedGrid.of(backend)
+
+        outcomes = simulate_many(obs, actions, after_each=keep)
+        for i, action in enumerate(actions):
+            got = look_ahead(obs, action, series, info, grids.get(i))
+            expected, game_over = _chained_simulate(obs, action, noop, 12)
+            assert got.game_over_step == game_over
+            np.testing.assert_allclose(got.max_rho, expected, atol=1e-5)
+            compared += 1
+            exact += got.exact
+            fast += not got.exact
+            game_overs += game_over is not None
+        # move on with the candidate that keeps max rho lowest (the expert's move)
+        scores = [np.inf if o.done else o.rho.max() for o in outcomes]
+        obs, _, done, _ = env.step(actions[int(np.argmin(scores))])
+        for _ in range(4):
+            if not done:
+                obs, _, done, _ = env.step(noop)
+        if done:
+            break
+    assert compared >= 18 and exact > 0 and fast > 0 and game_overs > 0
+
+
+def test_forecast_kinds_are_named_for_what_they_are():
+    sandbox = make_env("l2rpn_case14_sandbox")
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    assert forecast_kind(sandbox) == "dataset" and available_horizon(obs) == 1
+    persistence = make_env_with_forecasts("l2rpn_case14_sandbox", "persistence", 3)
+    obs = persistence.reset(seed=0, options={"time serie id": 0})
+    info = forecast_info(persistence, obs)
+    assert info.kind == "persistence" and info.horizon == 3
+    assert "not a forecast" in info.to_json()["description"]
+    # persistence repeats the current injections: the console must not call it a forecast
+    _, third = obs._forecasted_inj[3]
+    np.testing.assert_allclose(third["injection"]["load_p"], obs.load_p, rtol=1e-6)
+
+
+@pytest.mark.parametrize("horizon", [0, -3, 13])
+def test_a_horizon_outside_the_forecasts_is_a_clear_error(horizon):
+    with pytest.raises(ForecastError, match="horizon"):
+        check_horizon(horizon, 12)
+    assert check_horizon(12, 12) == 12
+
+
+def test_unknown_forecast_kind_is_a_clear_error():
+    with pytest.raises(ForecastError, match="accepted: perfect, noisy, persistence"):
+        make_env_with_forecasts("l2rpn_case14_sandbox", "crystal-ball", 12)
+
+
+def test_forecast_envs_keep_the_datasets_maintenance():
+    from grid2op.Chronics.handlers import CSVMaintenanceHandler, JSONMaintenanceHandler
+
+    from ace_core.grid.forecasts import _maintenance_handler
+
+    assert isinstance(_maintenance_handler("l2rpn_wcci_2020"), JSONMaintenanceHandler)
+    assert isinstance(_maintenance_handler("l2rpn_neurips_2020_track1"), CSVMaintenanceHandler)
+    assert _maintenance_handler("l2rpn_case14_sandbox") is None

@@ -1,0 +1,166 @@
+import json
+
+import numpy as np
+import pytest
+
+from ace_core.agents import sac_config
+from ace_core.config import TrainConfig
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.contingency import ContingencyListError
+from ace_core.grid.envs import make_env
+from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.forecasts import ForecastError, make_env_with_forecasts
+from ace_core.ranking import safety_key
+from ace_core.recommend import PipelineConfig, RecommendationPipeline
+from ace_core.rl.sac import SAC
+
+
+@pytest.fixture(scope="module")
+def realistic():
+    env = make_env_with_forecasts("rte_case14_realistic", "perfect", 12)
+    space = build_action_space(env)
+    features = FeatureBuilder(env)
+    sac = SAC(features.size, space, sac_config(TrainConfig(env="rte_case14_realistic", hidden=32), space))
+    yield env, space, features, sac
+    env.close()
+
+
+def _stressed_states(env, space, chronic: int, start: int, count: int, threshold: float = 0.9):
+    """States of a stressed 14-bus day (max rho >= ``threshold``), doing nothing in between."""
+    env.reset(seed=chronic, options={"time serie id": chronic})
+    env.fast_forward_chronics(start)
+    obs, noop = env.get_obs(), env.action_space({})
+    states = []
+    while len(states) < count:
+        if obs.rho.max() >= threshold:
+            states.append(obs)
+        obs, _, done, _ = env.step(noop)
+        if done:
+            break
+    return states
+
+
+def _grid2op_outcome(obs, action):
+    sim_obs, _, done, info = obs.simulate(action)
+    failed = done or bool(info.get("exception")) or bool(info.get("is_illegal"))
+    return failed, (None if failed else np.asarray(sim_obs.rho))
+
+
+def test_no_recommendation_is_worse_than_doing_nothing_on_stressed_days(realistic):
+    env, space, features, sac = realistic
+    config = PipelineConfig(policy_k=5, expert_k=4, expert_budget=64)
+    pipeline = RecommendationPipeline(env, space, config, sac, features)
+    noop = env.action_space({})
+    shown = rejected = 0
+    # two afternoons of overloads (doing nothing ends the day at step 798)
+    for chronic, start in ((0, 505), (0, 785)):
+        for obs in _stressed_states(env, space, chronic, start, 4, threshold=0.98):
+            result = pipeline.run(obs)
+            ref_failed, ref_rho = _grid2op_outcome(obs, noop)
+            assert result.reference.action_index == 0 and result.reference.game_over == ref_failed
+            for card in result.recommendations:
+                failed, rho = _grid2op_outcome(obs, space.to_grid2op(card.action_index, env.action_space))
+                assert not failed, card.description
+                if not ref_failed:
+                    assert rho.max() <= ref_rho.max() + 1e-6, card.description
+                    assert (rho >= 1).sum() <= (ref_rho >= 1).sum(), card.description
+                    assert safety_key(card)[:5] <= safety_key(result.reference)[:5]
+            for card in result.rejected:
+                assert card.rejected_because and card.rank is None
+            keys = [safety_key(c) for c in result.recommendations]
+            assert keys == sorted(keys)
+            assert [c.rank for c in result.recommendations] == list(range(1, len(keys) + 1))
+            shown += len(result.recommendations)
+            rejected += len(result.rejected)
+            json.dumps(result.to_json())  # what the console and the API send
+    assert shown > 0 and rejected > 0
+
+
+def test_the_reference_carries_n1_and_look_ahead_and_the_state_its_alarms(realistic):
+    env, space, features, sac = realistic
+    pipeline = RecommendationPipeline(env, space, PipelineConfig(horizon=6), sac, features)
+    obs = _stressed_states(env, space, 0, 770, 1)[0]
+    result = pipeline.run(obs, state_backend=env.backend)
+    reference = result.reference
+    assert reference.n1 is not None and reference.n1.screened > 0
+    assert reference.look_ahead is not None and len(reference.look_ahead.max_rho) <= 6
+    assert result.forecast["kind"] == "perfect" and result.forecast["horizon_steps"] == 6
+    assert result.security.n1 is not None and result.security.n1.screened > 0
+    if not result.security.n1.secure:
+        assert any(alarm.startswith("not N-1 secure") for alarm in result.security.alarms)
+    payload = result.to_json()
+    assert payload["reference"]["outcome"] and "max rho" in payload["reference"]["outcome"]
+    assert set(payload["timings_ms"]) >= {"simulate_ms", "n1_ms", "n1_solver_ms", "look_ahead_ms", "total_ms"}
+    # without the live backend the grid is re-solved in the simulator, generators at their
+    # realised output: the same base case, the same worst outage
+    again = pipeline.run(obs)
+    assert again.security.n1.screened == result.security.n1.screened
+    assert again.security.n1.worst.line == result.security.n1.worst.line
+
+
+def test_a_game_over_is_said_in_words(realistic):
+    env, space, features, sac = realistic
+    env.reset(seed=0, options={"time serie id": 0})
+    env.fast_forward_chronics(785)  # doing nothing ends this day a few steps later
+    obs, noop = env.get_obs(), env.action_space({})
+    while not obs.simulate(noop)[2]:
+        obs, _, done, _ = env.step(noop)
+        assert not done
+    result = RecommendationPipeline(env, space, PipelineConfig(), sac, features).run(obs)
+    reference = result.reference
+    assert reference.game_over and reference.outcome == "game over in simulation"
+    assert reference.max_rho_after is None and reference.to_json()["outcome"] == "game over in simulation"
+    assert reference.look_ahead.game_over_step == 1
+    assert "doing nothing: game over in simulation in 5 min" in result.security.alarms
+    for card in result.rejected:
+        if card.game_over:
+            assert card.outcome == "game over in simulation"
+    assert all("-1" not in c.outcome for c in [reference, *result.recommendations, *result.rejected])
+
+
+def test_an_env_without_forecasts_skips_the_look_ahead_and_says_so():
+    from grid2op.Chronics import GridStateFromFile
+
+    env = make_env(
+        "l2rpn_case14_sandbox",
+        cache_chronics=False,
+        data_feeding_kwargs={"gridvalueClass": GridStateFromFile},
+    )
+    space = build_action_space(env)
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    result = RecommendationPipeline(env, space).run(obs)
+    assert result.forecast["kind"] == "none"
+    assert result.reference.look_ahead.skipped and "no forecasts" in result.notes[0]
+    assert result.reference.n1 is not None
+
+
+def test_bad_settings_are_clear_errors(sandbox, sandbox_space):
+    sandbox.reset(seed=0, options={"time serie id": 0})
+    with pytest.raises(ForecastError, match="beyond the 1 step"):
+        RecommendationPipeline(sandbox, sandbox_space, PipelineConfig(horizon=12))
+    with pytest.raises(ForecastError, match="positive"):
+        PipelineConfig(horizon=0)
+    with pytest.raises(ContingencyListError, match="'nope'"):
+        RecommendationPipeline(sandbox, sandbox_space, PipelineConfig(horizon=1, contingencies=("nope",)))
+
+
+def test_what_if_gives_any_action_the_same_figures(realistic):
+    env, space, features, sac = realistic
+    pipeline = RecommendationPipeline(env, space, PipelineConfig(), sac, features)
+    obs = _stressed_states(env, space, 0, 770, 1)[0]
+    result = pipeline.run(obs)
+    for card in [*result.recommendations[:1], *result.rejected[:2]]:
+        action = space.to_grid2op(card.action_index, env.action_space)
+        checked = pipeline.what_if(obs, action)
+        assert checked.action_index == card.action_index and checked.outcome == card.outcome
+        assert checked.max_rho_after == card.max_rho_after
+        if card.n1 is not None:
+            assert checked.n1.worst_rho == pytest.approx(card.n1.worst_rho)
+        assert (checked.rejected_because == "") == (card in result.recommendations)
+        if not checked.failed:
+            assert checked.look_ahead is not None and checked.look_ahead.max_rho
+    # an action outside the policy's action space: a redispatch
+    redispatch = env.action_space({"redispatch": [(0, 1.0)]})
+    checked = pipeline.what_if(obs, redispatch)
+    assert checked.action_index == -1 and checked.outcome
+    json.dumps(checked.to_json())
