@@ -3,8 +3,9 @@
 ``python -m ace_core mine --env ENV [--expert greedy...] [--ray-address ADDR] [--workers N] [--out DIR]``
 
 Each (scenario, seed) episode is played by a Ray actor (one env, action space and expert per
-worker process, built once) and written to ``DIR/episodes/<scenario>-seed<k>.npz`` atomically
-(:mod:`ace_core.imitation_data`). A mine that stops (Ctrl-C, a killed machine) resumes where it
+worker process, built once); the driver writes its record to ``DIR/episodes/<scenario>-seed<k>.npz``
+atomically (:mod:`ace_core.imitation_data`), and ``<that file>.playing`` names the worker (host and
+pid) while it plays. A mine that stops (Ctrl-C, a killed machine) resumes where it
 stopped: episodes already on disk are not played again. A worker process that dies loses only the
 episode it was playing, which is given to a fresh worker (twice at most). Once every episode is
 on disk the driver writes
@@ -93,14 +94,20 @@ class EpisodeWorker:
         self.expert = expert_from_spec(spec.expert, self.space, self.env.action_space)
         self.features = FeatureBuilder(self.env, load_scale=load_scale)
 
-    def play(self, scenario: Scenario, seed: int, path: str) -> dict:
+    def where(self) -> str:
+        """``host pid`` of this worker process."""
+        return f"{socket.gethostname()} {os.getpid()}"
+
+    def play(self, scenario: Scenario, seed: int) -> dict:
+        """The episode's record; the driver writes it (workers on other machines share no disk)."""
         from ace_core.imitation_data import play_episode
 
-        Path(path + ".playing").write_text(str(os.getpid()))  # which worker plays what, for progress
-        record = play_episode(self.env, self.space, self.expert, self.features, scenario, seed)
-        save_npz_atomic(Path(path), **record)
-        Path(path + ".playing").unlink(missing_ok=True)
-        return {"decisions": len(record["action"]), "seconds": float(record["seconds"])}
+        return play_episode(self.env, self.space, self.expert, self.features, scenario, seed)
+
+
+def marker(path: Path) -> Path:
+    """``<episode>.npz.playing``: holds ``host pid`` of the worker playing that episode."""
+    return path.with_name(path.name + ".playing")
 
 
 def check_ray_address(address: str) -> None:
@@ -211,6 +218,8 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
         return 0
     import ray
 
+    for stale in (out / "episodes").glob("*.playing"):
+        stale.unlink()  # left by a mine that stopped: those episodes are played again
     started_here = not ray.is_initialized()
     if started_here:
         start_ray(workers, ray_address)
@@ -226,13 +235,20 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
             while idle and pending:
                 scenario, seed = pending.pop(0)
                 actor = idle.pop()
-                ref = actor.play.remote(scenario, seed, str(episode_file(out, scenario, seed)))
-                running[ref] = (actor, scenario, seed)
+                path = episode_file(out, scenario, seed)
+                try:
+                    # who plays what, for whoever watches the directory
+                    marker(path).write_text(ray.get(actor.where.remote()))
+                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
+                    pass  # a worker dead before its first episode: play() below fails and is retried
+                running[actor.play.remote(scenario, seed)] = (actor, scenario, seed)
             ready, _ = ray.wait(list(running), num_returns=1)
             actor, scenario, seed = running.pop(ready[0])
+            path = episode_file(out, scenario, seed)
             try:
-                result = ray.get(ready[0])
+                record = ray.get(ready[0])
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                marker(path).unlink(missing_ok=True)
                 attempts[(scenario, seed)] += 1
                 if attempts[(scenario, seed)] >= MAX_ATTEMPTS:
                     raise MineError(
@@ -243,8 +259,10 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
                 actors.append(actor_class.remote(spec, load_scale))
                 idle.append(actors[-1])
                 continue
+            save_npz_atomic(path, **record)
+            marker(path).unlink(missing_ok=True)
             done_count += 1
-            decisions += result["decisions"]
+            decisions += len(record["action"])
             idle.append(actor)
             rate = done_count / max(time.perf_counter() - clock, 1e-9) * 60
             log(f"mined {done_count}/{len(todo)} episodes ({decisions} decisions, {rate:.1f} episodes/min)")

@@ -103,7 +103,7 @@ def test_a_worker_killed_mid_episode_loses_only_that_episode(mined, tmp_path):
         while time.time() < deadline and not killed:
             for marker in (target / "episodes").glob("*.playing") if target.exists() else []:
                 try:
-                    pid = int(marker.read_text())
+                    pid = int(marker.read_text().split()[-1])
                 except (OSError, ValueError):
                     continue
                 os.kill(pid, signal.SIGKILL)
