@@ -80,19 +80,23 @@ def episode_file(out: Path, scenario: Scenario, seed: int) -> Path:
 
 
 class EpisodeWorker:
-    """What a Ray actor holds: the env, its action space, the expert and the feature builder."""
+    """What a Ray actor holds: the action space, the expert's settings and the feature builder.
+
+    Every episode gets a fresh env: a grid2op env carries state across seeded resets (the
+    NeurIPS grid's opponent attacks differently after another episode), so an episode's record
+    would otherwise depend on which episodes its worker played before, and so on the worker count.
+    """
 
     def __init__(self, spec: MineSpec, load_scale: list[float]) -> None:
         # no torch here: a worker imports only the grid and the expert
-        from ace_core.expert import expert_from_spec
         from ace_core.grid.action_space import build_action_space
         from ace_core.grid.envs import make_env
         from ace_core.grid.features import FeatureBuilder
 
-        self.env = make_env(spec.env)
-        self.space = build_action_space(self.env)
-        self.expert = expert_from_spec(spec.expert, self.space, self.env.action_space)
-        self.features = FeatureBuilder(self.env, load_scale=load_scale)
+        self.spec = spec
+        env = make_env(spec.env)
+        self.space = build_action_space(env)
+        self.features = FeatureBuilder(env, load_scale=load_scale)
 
     def where(self) -> str:
         """``host pid`` of this worker process."""
@@ -100,9 +104,16 @@ class EpisodeWorker:
 
     def play(self, scenario: Scenario, seed: int) -> dict:
         """The episode's record; the driver writes it (workers on other machines share no disk)."""
+        from ace_core.expert import expert_from_spec
+        from ace_core.grid.envs import make_env
         from ace_core.imitation_data import play_episode
 
-        return play_episode(self.env, self.space, self.expert, self.features, scenario, seed)
+        env = make_env(self.spec.env)
+        expert = expert_from_spec(self.spec.expert, self.space, env.action_space)
+        try:
+            return play_episode(env, self.space, expert, self.features, scenario, seed)
+        finally:
+            env.close()
 
 
 def marker(path: Path) -> Path:
@@ -242,7 +253,10 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
                 except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
                     pass  # a worker dead before its first episode: play() below fails and is retried
                 running[actor.play.remote(scenario, seed)] = (actor, scenario, seed)
-            ready, _ = ray.wait(list(running), num_returns=1)
+            # a timeout, so that Ctrl-C reaches Python while workers play
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
+            if not ready:
+                continue
             actor, scenario, seed = running.pop(ready[0])
             path = episode_file(out, scenario, seed)
             try:

@@ -1,7 +1,7 @@
 """Mining speed with 1 and 2 (or more) Ray worker processes: the same mine, from scratch each time.
 
     nice .venv/bin/python bench/mine_speedup.py [--env rte_case14_realistic] [--episodes 8] \
-        [--episode-length 288] [--expert greedy] [--workers 1,2]
+        [--seeds 1] [--episode-length 288] [--expert greedy] [--workers 1,2]
 
 Each worker count mines the same train episodes into a fresh directory, Ray started locally with
 ``num_cpus`` = workers. Prints one JSON object: per worker count the wall time (Ray start and
@@ -30,12 +30,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--env", default="rte_case14_realistic")
     parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=1, help="grid seeds per scenario")
     parser.add_argument("--episode-length", type=int, default=288)
     parser.add_argument("--expert", default="greedy")
     parser.add_argument("--workers", default="1,2")
     args = parser.parse_args()
     spec = MineSpec(
-        env=args.env, expert=args.expert, episodes=args.episodes, episode_length=args.episode_length
+        env=args.env,
+        expert=args.expert,
+        episodes=args.episodes,
+        seeds=args.seeds,
+        episode_length=args.episode_length,
     )
     rows, actions = [], []
     with tempfile.TemporaryDirectory() as tmp:
