@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -165,7 +166,7 @@ def load_dataset(path, space: ActionSpace) -> Dataset:
         if missing:
             raise KeyError(", ".join(missing))
         fingerprint = str(arrays["fingerprint"])
-    except (OSError, ValueError, KeyError, EOFError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise DatasetError(
             f"{path} is corrupt or not an imitation dataset from `python -m ace_core mine` ({exc})"
         ) from exc

@@ -34,6 +34,7 @@ import shutil
 import socket
 import sys
 import time
+import zipfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -66,7 +67,20 @@ class MineSpec:
     episode_length: int = DEFAULT_EPISODE_LENGTH
 
     def key(self) -> dict:
-        return {"format": MINE_FORMAT, **asdict(self)}
+        """What identifies a mine: the expert by its parsed settings (``greedy`` and
+        ``greedy:3000`` are one mine) and by the content of its action set, if any."""
+        from ace_core.expert import parse_expert_spec
+
+        key = {"format": MINE_FORMAT, **asdict(self)}
+        try:
+            config = parse_expert_spec(self.expert.partition(":")[2]).key()
+        except ConfigError:
+            return key  # refused later by prepare(), with the accepted settings
+        if config["actions"]:
+            path = Path(config["actions"])
+            config["actions"] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
+        key["expert"] = config
+        return key
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:12]
@@ -292,8 +306,14 @@ def finish(spec: MineSpec, out: Path, space, episodes, played: int, seconds: flo
     """Join the episode files into the action set and the dataset, then write the summary."""
     records = []
     for scenario, seed in episodes:
-        with np.load(episode_file(out, scenario, seed), allow_pickle=False) as data:
-            records.append({k: data[k] for k in data.files})
+        path = episode_file(out, scenario, seed)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                records.append({k: data[k] for k in data.files})
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise MineError(
+                f"episode file {path} is corrupt ({exc}); delete it and run the mine again to replay it"
+            ) from exc
     dataset = join_episodes(records)
     topology = dataset["action"][dataset["action"] >= space.first_topology]
     counts = Counter(int(i) for i in topology)

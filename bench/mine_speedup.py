@@ -44,8 +44,8 @@ def main() -> None:
     )
     rows, actions = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for workers in [int(w) for w in args.workers.split(",")]:
-            out = Path(tmp) / f"w{workers}"
+        for run, workers in enumerate(int(w) for w in args.workers.split(",")):
+            out = Path(tmp) / f"run{run}-w{workers}"  # a fresh mine each time, never the cache
             started = time.perf_counter()
             summary = mine(spec, out, workers=workers, log=lambda text: None)
             wall = time.perf_counter() - started

@@ -52,9 +52,12 @@ def test_missing_corrupt_or_foreign_datasets_exit_2_and_write_nothing(mined, tmp
     _, out, _ = mined
     corrupt = tmp_path / "dataset.npz"
     corrupt.write_text("not a dataset")
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes((out / "dataset.npz").read_bytes()[:200])
     cases = [
         ("rte_case14_realistic", tmp_path / "missing", "no imitation dataset at"),
         ("rte_case14_realistic", corrupt, "is corrupt or not an imitation dataset"),
+        ("rte_case14_realistic", truncated, "is corrupt or not an imitation dataset"),
         ("l2rpn_case14_sandbox", out, "use a dataset mined on the same env"),
     ]
     for env_name, dataset, message in cases:

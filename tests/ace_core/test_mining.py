@@ -164,3 +164,25 @@ def test_a_directory_holding_another_mine_is_refused(mined, capsys):
     with pytest.raises(Exception, match="holds a mine of other settings"):
         mine(other, out, log=lambda text: None)
     assert sorted(p.name for p in out.rglob("*")) == before
+
+
+def test_a_mine_is_keyed_by_the_expert_settings_not_their_spelling(mined):
+    spec, _, _ = mined
+    same = MineSpec(env=spec.env, expert="greedy:budget=3000,threshold=0.7", episodes=3, episode_length=16)
+    other = MineSpec(env=spec.env, expert="greedy:threshold=0.8", episodes=3, episode_length=16)
+    assert same.key() == spec.key() and same.default_dir() == spec.default_dir()
+    assert other.key() != spec.key()
+
+
+def test_a_corrupt_episode_file_is_named_and_nothing_looks_complete(mined, tmp_path):
+    spec, out, _ = mined
+    copy = tmp_path / "mine"
+    shutil.copytree(out, copy)
+    for name in ("summary.json", "dataset.npz", "action_set.json"):
+        (copy / name).unlink()
+    env = make_env(spec.env)
+    broken = episode_file(copy, scenarios(env, "train", spec.episode_length)[0], 0)
+    broken.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(Exception, match="is corrupt.*delete it and run the mine again"):
+        mine(spec, copy, log=lambda text: None)
+    assert not (copy / "summary.json").exists() and not (copy / "dataset.npz").exists()
