@@ -8,7 +8,7 @@ the policy's most likely action, played as the agents play it (a no-op in disgui
 do-nothing), is the expert's.
 
 ``python -m ace_core pretrain --env ENV --dataset MINE_DIR --out RUN_DIR`` holds out the last
-quarter of the mined episodes, clones on the rest, and writes ``RUN_DIR/checkpoint.pt`` (a
+quarter of the mined days, clones on the rest, and writes ``RUN_DIR/checkpoint.pt`` (a
 policy ``sac:RUN_DIR`` evaluates and that training can start from) and ``pretrain.json`` with the
 agreement before and after on the held-out decisions.
 """
@@ -48,15 +48,16 @@ def top_masks(space: ActionSpace, legal: np.ndarray) -> np.ndarray:
     return out
 
 
-def split_by_episode(dataset: Dataset, holdout: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
-    """(train rows, held-out rows): the last ``holdout`` share of the episodes (at least one) is
-    held out, so held-out states come from days the policy never saw."""
-    episode = dataset.arrays.get("episode", np.zeros(len(dataset), dtype=np.int64))
-    episodes = np.unique(episode)
-    if len(episodes) < 2:
-        raise ValueError("holding out states needs decisions from at least two episodes")
-    n_held = max(1, int(round(holdout * len(episodes))))
-    held = np.isin(episode, episodes[-n_held:])
+def split_by_day(dataset: Dataset, holdout: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, held-out rows): every decision of the last ``holdout`` share of the mined days
+    (at least one day, whatever seed it was played with) is held out, so held-out states come
+    from days the policy never saw."""
+    day = dataset.arrays.get("day", dataset.arrays.get("episode", np.zeros(len(dataset), dtype=np.int64)))
+    days = np.unique(day)
+    if len(days) < 2:
+        raise ValueError("holding out states needs decisions from at least two days")
+    n_held = max(1, int(round(holdout * len(days))))
+    held = np.isin(day, days[-n_held:])
     return np.flatnonzero(~held), np.flatnonzero(held)
 
 
@@ -124,7 +125,7 @@ def pretrain(
     space = build_action_space(env)
     dataset = load_dataset(dataset_path, space)
     try:
-        train_rows, held_rows = split_by_episode(dataset)
+        train_rows, held_rows = split_by_day(dataset)
     except ValueError as exc:
         raise ConfigError(f"dataset {dataset_path}: {exc}") from None
     torch.manual_seed(config.seed)

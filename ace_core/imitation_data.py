@@ -133,18 +133,21 @@ class Dataset:
 
 
 def join_episodes(episodes: list[dict]) -> dict:
-    """One dataset from episode records (candidate offsets shifted, episode number per decision)."""
+    """One dataset from episode records (candidate offsets shifted, episode and day of each decision)."""
     offsets, shift = [np.zeros(1, np.int64)], 0
     for record in episodes:
         offsets.append(record["cand_offsets"][1:] + shift)
         shift += int(record["cand_offsets"][-1])
     first = episodes[0]
+    days = list(dict.fromkeys(str(r["scenario"]) for r in episodes))
     return {
         **{k: np.concatenate([r[k] for r in episodes]) for k in ("features", "legal", "action", "step")},
         "cand_offsets": np.concatenate(offsets),
         "cand_index": np.concatenate([r["cand_index"] for r in episodes]),
         "cand_max_rho": np.concatenate([r["cand_max_rho"] for r in episodes]),
         "episode": np.concatenate([np.full(len(r["action"]), i) for i, r in enumerate(episodes)]),
+        # the scenario (day) of each decision: one day played with several seeds is one day
+        "day": np.concatenate([np.full(len(r["action"]), days.index(str(r["scenario"]))) for r in episodes]),
         "fingerprint": first["fingerprint"],
         "load_scale": first["load_scale"],
     }

@@ -10,7 +10,7 @@ from ace_core.agents import load_agent, sac_config
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
-from ace_core.imitation import CloneConfig, agreement, behaviour_clone, split_by_episode
+from ace_core.imitation import CloneConfig, agreement, behaviour_clone, split_by_day
 from ace_core.imitation_data import load_dataset
 from ace_core.rl.sac import SAC
 
@@ -20,9 +20,9 @@ def test_behaviour_cloning_raises_agreement_with_the_expert_on_held_out_states(m
     env = make_env(spec.env)
     space = build_action_space(env)
     dataset = load_dataset(out, space)
-    train_rows, held_rows = split_by_episode(dataset)
-    assert len(held_rows) and not set(dataset.arrays["episode"][held_rows]) & set(
-        dataset.arrays["episode"][train_rows]
+    train_rows, held_rows = split_by_day(dataset)
+    assert len(held_rows) and not set(dataset.arrays["day"][held_rows]) & set(
+        dataset.arrays["day"][train_rows]
     )
     torch.manual_seed(0)
     sac = SAC(dataset.features.shape[1], space, sac_config(TrainConfig(env=spec.env), space))
