@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,subset,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,subset,mine,pretrain,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -168,6 +169,30 @@ def cmd_subset(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mine(args: argparse.Namespace) -> int:
+    from ace_core.mining import MineSpec, mine
+
+    spec = MineSpec(
+        env=args.env,
+        expert=args.expert,
+        split=args.split,
+        episodes=args.episodes,
+        seeds=args.seeds,
+        episode_length=args.episode_length,
+    )
+    summary = mine(spec, Path(args.out) if args.out else None, args.workers, args.ray_address)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def cmd_pretrain(args: argparse.Namespace) -> int:
+    from ace_core.imitation import CloneConfig, pretrain
+
+    config = CloneConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
+    print(json.dumps(pretrain(args.env, args.dataset, Path(args.out), config, args.hidden), indent=2))
+    return 0
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     from ace_core.grid.envs import available_env_names, env_is_downloaded
 
@@ -207,7 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = sub.add_parser("evaluate", help="evaluate an agent with grid2op's Runner")
     evaluate.add_argument("--env", required=True)
     evaluate.add_argument(
-        "--agent", required=True, help="do-nothing | reconnect | greedy[:BUDGET] | sac:RUN_DIR"
+        "--agent",
+        required=True,
+        help="do-nothing | reconnect | greedy[:BUDGET] | greedy:key=value,... | sac:RUN_DIR | sac-checked:RUN_DIR[:K]",
     )
     evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"))
     evaluate.add_argument(
@@ -267,6 +294,39 @@ def build_parser() -> argparse.ArgumentParser:
     subset.add_argument("--seed", type=int, default=0)
     subset.add_argument("--save", required=True, help="file to write, one action index per line")
     subset.set_defaults(func=cmd_subset)
+
+    mine = sub.add_parser(
+        "mine",
+        help="play the expert over a split with Ray: action set and imitation dataset",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    mine.add_argument("--env", required=True)
+    mine.add_argument("--expert", default="greedy", help="greedy, greedy:BUDGET or greedy:key=value,...")
+    mine.add_argument("--split", default="train", choices=("train", "validation", "test"))
+    mine.add_argument(
+        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
+    )
+    mine.add_argument("--seeds", type=int, default=1, help="play each scenario with grid seeds 0..N-1")
+    mine.add_argument("--episode-length", type=int, default=288, help="steps per scenario")
+    mine.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ray worker processes")
+    mine.add_argument("--ray-address", default=None, help="HOST:PORT or auto to join a Ray cluster")
+    mine.add_argument("--out", default=None, help="mine directory (default: cached by env, split, settings)")
+    mine.set_defaults(func=cmd_mine)
+
+    pretrain = sub.add_parser(
+        "pretrain",
+        help="behaviour-clone the expert of a mine into a policy checkpoint",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    pretrain.add_argument("--env", required=True)
+    pretrain.add_argument("--dataset", required=True, help="a mine directory or its dataset.npz")
+    pretrain.add_argument("--out", required=True, help="run directory for checkpoint.pt and pretrain.json")
+    pretrain.add_argument("--epochs", type=int, default=30)
+    pretrain.add_argument("--batch-size", type=int, default=64)
+    pretrain.add_argument("--lr", type=float, default=1e-3)
+    pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
+    pretrain.add_argument("--seed", type=int, default=0)
+    pretrain.set_defaults(func=cmd_pretrain)
 
     envs = sub.add_parser("envs", help="list the environments available here")
     envs.set_defaults(func=cmd_envs)

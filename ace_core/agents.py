@@ -5,18 +5,24 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 
 - ``do-nothing``;
 - ``reconnect``: reconnects a disconnected line as soon as its cooldown allows, else does nothing;
-- ``greedy`` or ``greedy:BUDGET``: when max rho reaches the threshold, simulates up to BUDGET
-  candidate actions (reconnections, then topologies at the substations of the most loaded lines)
-  and plays the one with the lowest simulated max rho if it beats doing nothing;
+- ``greedy``, ``greedy:BUDGET`` or ``greedy:key=value,...``: the expert of :mod:`ace_core.expert`
+  (reconnect first; when max rho reaches the threshold, every legal topology of the substations at
+  both ends of the most loaded lines, simulated in one batch, at most BUDGET candidates, default
+  3,000; the lowest simulated max rho wins);
 - ``sac:PATH``: the policy of a training run (its directory or checkpoint file), acting when max
-  rho reaches its threshold and reconnecting or doing nothing otherwise;
+  rho reaches its threshold and reconnecting or doing nothing otherwise; a topology action equal
+  to the current topology (a no-op in disguise) is played as do-nothing;
 - ``sac-checked:PATH`` or ``sac-checked:PATH:K``: the same policy, but its K most likely actions
   (default 10) are simulated one step ahead with reconnect-or-nothing, and the one with the lowest
   simulated max rho is played: what an operator sees as recommendations.
+
+Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
+its *real actions* (an action that changes the grid); evaluation reports the share.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,14 +34,23 @@ from grid2op.Agent import BaseAgent
 from ace_core.checkpoint import check_same_space, load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
+from ace_core.expert import EXPERT_SETTINGS, Expert, ExpertConfig, max_rho, parse_expert_spec
 from ace_core.grid.action_space import ActionSpace, build_action_space
+from ace_core.grid.candidates import disguised_noops, near_loaded_lines, real_action
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
+from ace_core.grid.simulate import simulate_many
 from ace_core.rl.sac import SAC
 
-AGENT_SPECS = ("do-nothing", "reconnect", "greedy[:BUDGET]", "sac:RUN_DIR", "sac-checked:RUN_DIR[:K]")
+AGENT_SPECS = (
+    "do-nothing",
+    "reconnect",
+    "greedy[:BUDGET]",
+    "greedy:key=value,...",
+    "sac:RUN_DIR",
+    "sac-checked:RUN_DIR[:K]",
+)
 DEFAULT_CHECKED_K = 10
-DEFAULT_GREEDY_BUDGET = 64
+DEFAULT_GREEDY_BUDGET = ExpertConfig.budget
 
 
 def reconnect_or_nothing(obs, space: ActionSpace) -> int:
@@ -54,7 +69,14 @@ class TimedAgent(BaseAgent):
     def __init__(self, env, space: ActionSpace) -> None:
         super().__init__(env.action_space)
         self.space = space
-        self.stats: dict = {"decision_seconds": [], "simulate_calls": 0}
+        self.stats: dict = {
+            "decision_seconds": [],
+            "simulate_calls": 0,
+            "steps": 0,
+            "decisions": 0,
+            "real_actions": 0,
+            "folded_noops": 0,
+        }
 
     @property
     def decision_seconds(self) -> list[float]:
@@ -64,8 +86,15 @@ class TimedAgent(BaseAgent):
     def simulate_calls(self) -> int:
         return self.stats["simulate_calls"]
 
+    def count_decision(self, stressed: bool, action: int) -> None:
+        """Count a step where the agent was asked to decide, and whether it changed the grid."""
+        if stressed:
+            self.stats["decisions"] += 1
+            self.stats["real_actions"] += int(action != 0)
+
     def act(self, observation, reward, done=False):
         start = time.perf_counter()
+        self.stats["steps"] += 1
         index = self.choose(observation)
         self.decision_seconds.append(time.perf_counter() - start)
         return self.space.to_grid2op(index, self.action_space)
@@ -76,44 +105,30 @@ class TimedAgent(BaseAgent):
 
 class DoNothing(TimedAgent):
     def choose(self, obs) -> int:
+        self.count_decision(obs.rho.max() >= 0.9, 0)
         return 0
 
 
 class Reconnect(TimedAgent):
     def choose(self, obs) -> int:
-        return reconnect_or_nothing(obs, self.space)
+        action = reconnect_or_nothing(obs, self.space)
+        self.count_decision(obs.rho.max() >= 0.9, action)
+        return action
 
 
 def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
-    """Legal reconnections, then topologies at both ends of the 3 most loaded lines, at most
-    ``budget`` in all, spread evenly over each substation's configurations."""
-    mask = space.action_mask(obs)
-    out = [i for i in range(1, 1 + space.n_line) if mask[i]][:budget]
-    subs = []
-    for line in np.argsort(-obs.rho)[:3]:
-        subs += [int(space.line_or_sub[line]), int(space.line_ex_sub[line])]
-    subs = [s for s in dict.fromkeys(subs) if s in space.topo_sub_set]
-    per_sub = max(1, -(-(budget - len(out)) // max(len(subs), 1)))  # ceil: fill the budget
-    for sub in subs:
-        rows = space.first_topology + np.flatnonzero(space.topo_sub == sub)
-        rows = rows[mask[rows]]
-        if len(rows) > per_sub:
-            rows = rows[np.linspace(0, len(rows) - 1, per_sub).astype(np.int64)]
-        out.extend(int(i) for i in rows)
-    return out[:budget]
-
-
-def _max_rho(outcome: Simulated) -> float:
-    """Max rho one step after an action; infinity for a game over or an illegal action."""
-    max_rho = max_rho_after(outcome)
-    return float("inf") if max_rho is None else max_rho
+    """Legal reconnections, then topologies at both ends of the 3 most loaded lines (closest to the
+    current configuration first, round-robin over the substations), no-ops excluded, at most
+    ``budget`` in all (see :mod:`ace_core.grid.candidates`)."""
+    noop = disguised_noops(obs, space)
+    return [i for i in near_loaded_lines(obs, space, 3) if not noop[i]][:budget]
 
 
 def best_simulated(obs, space: ActionSpace, g2op_space, candidates: list[int]) -> tuple[int, float]:
     """(action, simulated max rho) of the candidate with the lowest simulated max rho; the first
     candidate wins ties, so put the default (reconnect-or-nothing) first."""
     outcomes = simulate_many(obs, [space.to_grid2op(index, g2op_space) for index in candidates])
-    scores = [_max_rho(outcome) for outcome in outcomes]
+    scores = [max_rho(outcome) for outcome in outcomes]
     best = int(np.argmin(scores))
     return candidates[best], scores[best]
 
@@ -123,7 +138,8 @@ def greedy_search(
 ) -> tuple[int, float, int]:
     """(best action, its simulated max rho, simulate calls) among the greedy candidates and
     ``extra`` ones (e.g. a policy's most likely actions), starting from reconnect-or-nothing so
-    that only an improvement is played."""
+    that only an improvement is played. The budgeted search of recommendations and of the
+    trainer's teacher; the expert agent searches wider (:mod:`ace_core.expert`)."""
     default = reconnect_or_nothing(obs, space)
     candidates = list(dict.fromkeys([default, *extra, *greedy_candidates(obs, space, budget)]))
     best, best_rho = best_simulated(obs, space, g2op_space, candidates)
@@ -131,21 +147,32 @@ def greedy_search(
 
 
 class Greedy(TimedAgent):
-    """Simulation-based expert, budgeted: the baseline every L2RPN write-up compares against."""
+    """The simulation-based expert (:class:`ace_core.expert.Expert`): reconnect first, and when
+    stressed, the best of a wide batched search by simulated max rho."""
 
     def __init__(
-        self, env, space: ActionSpace, budget: int = DEFAULT_GREEDY_BUDGET, rho_threshold: float = 0.9
+        self,
+        env,
+        space: ActionSpace,
+        budget: int | None = None,
+        rho_threshold: float | None = None,
+        config: ExpertConfig | None = None,
     ):
         super().__init__(env, space)
-        self.budget = budget
-        self.rho_threshold = rho_threshold
+        config = config or ExpertConfig()
+        overrides = {"budget": budget, "threshold": rho_threshold}
+        config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
+        self.expert = Expert.from_config(space, env.action_space, config)
+        self.rho_threshold = config.threshold
+
+    def reset(self, obs) -> None:
+        self.expert.played.clear()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:
-        if obs.rho.max() < self.rho_threshold:
-            return reconnect_or_nothing(obs, self.space)
-        best, _, calls = greedy_search(obs, self.space, self.action_space, self.budget)
-        self.stats["simulate_calls"] += calls
-        return best
+        search = self.expert.search(obs)
+        self.stats["simulate_calls"] += len(search.candidates)
+        self.count_decision(search.stressed, search.action)
+        return search.action
 
 
 class SacAgent(TimedAgent):
@@ -158,7 +185,14 @@ class SacAgent(TimedAgent):
     def choose(self, obs) -> int:
         if obs.rho.max() < self.rho_threshold:
             return reconnect_or_nothing(obs, self.space)
-        return self.sac.act(self.features(obs), self.space.top_mask(obs), None)
+        return self.real(obs, self.sac.act(self.features(obs), self.space.top_mask(obs), None))
+
+    def real(self, obs, action: int) -> int:
+        """The action played for the policy's choice: a no-op in disguise becomes do-nothing."""
+        played = real_action(obs, self.space, action)
+        self.stats["folded_noops"] += int(played != action)
+        self.count_decision(True, played)
+        return played
 
 
 class CheckedSacAgent(SacAgent):
@@ -173,9 +207,13 @@ class CheckedSacAgent(SacAgent):
         if obs.rho.max() < self.rho_threshold:
             return default
         ranked = self.sac.policy(self.features(obs), self.space.top_mask(obs)).top_k(self.k)
-        candidates = [default] + [index for index, _ in ranked if index != default]
+        noop = disguised_noops(obs, self.space)
+        candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
+        self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
         self.stats["simulate_calls"] += len(candidates)
-        return best_simulated(obs, self.space, self.action_space, candidates)[0]
+        action = best_simulated(obs, self.space, self.action_space, candidates)[0]
+        self.count_decision(True, action)
+        return action
 
 
 def load_sac(
@@ -204,9 +242,11 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     if kind == "reconnect" and not argument:
         return Reconnect(env, space)
     if kind == "greedy":
-        if argument and not (argument.isdigit() and int(argument) > 0):
-            raise AgentSpecError(f"greedy budget {argument!r} must be a positive integer, e.g. greedy:64")
-        return Greedy(env, space, int(argument) if argument else DEFAULT_GREEDY_BUDGET)
+        try:
+            config = parse_expert_spec(argument)
+        except AgentSpecError as exc:
+            raise AgentSpecError(f"{exc} (defaults: {EXPERT_SETTINGS})") from None
+        return Greedy(env, space, config=config)
     if kind == "sac" and argument:
         sac, space, features, config = load_sac(Path(argument), env, space)
         return SacAgent(env, space, sac, features, config.rho_threshold)

@@ -4,7 +4,9 @@ Each scenario of the chosen split runs once per seed with ``Runner.run`` (its ow
 the Runner names episode folders by chronic and our scenarios cut one chronic into many); the
 EpisodeData it writes opens with ``grid2op.Episode.EpisodeData.from_disk``. The report gives per
 episode steps survived and reward, the mean survival fraction, decision time p50/p95 and simulate
-calls, and (``score=True``) grid2op's own L2RPN 2020 score (see :mod:`ace_core.score`).
+calls (in all and per step), the agent's decisions (steps where max rho reached its threshold)
+with the share of them that changed the grid (``real_action_share``: a topology action equal to
+the current topology is played as do-nothing and counted in ``folded_noops``), and (``score=True``) grid2op's own L2RPN 2020 score (see :mod:`ace_core.score`).
 """
 
 from __future__ import annotations
@@ -121,5 +123,10 @@ def _report(
         "decision_ms_p50": float(np.percentile(times_ms, 50)) if len(times_ms) else 0.0,
         "decision_ms_p95": float(np.percentile(times_ms, 95)) if len(times_ms) else 0.0,
         "simulate_calls": int(agent.simulate_calls),
+        "simulate_calls_per_step": agent.simulate_calls / max(agent.stats["steps"], 1),
+        "decisions": int(agent.stats["decisions"]),
+        # decisions that changed the grid; a no-op in disguise is played as do-nothing
+        "real_action_share": agent.stats["real_actions"] / max(agent.stats["decisions"], 1),
+        "folded_noops": int(agent.stats["folded_noops"]),
         "seconds": time.perf_counter() - started,
     }

@@ -40,6 +40,7 @@ from ace_core.errors import CheckpointError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink, TeeSink
 from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import build_action_space
+from ace_core.grid.candidates import real_action
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
@@ -217,6 +218,8 @@ class Trainer:
             action = self._random_legal_action(mask)
         elif action is None:
             action = self.sac.act(features, mask, self.rng)
+        # a topology equal to the current one is no decision: it is stored and played as do-nothing
+        action = real_action(obs, self.space, action)
         self.pending = Pending(
             features, mask, action, episode_step=len(self.episode_actions), max_rho=float(obs.rho.max())
         )

@@ -45,7 +45,6 @@ def bench_env(name: str, runs: int, every: int) -> dict:
     import numpy as np
     import torch
 
-    from ace_core.agents import sac_config
     from ace_core.config import TrainConfig
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.features import FeatureBuilder
@@ -58,7 +57,7 @@ def bench_env(name: str, runs: int, every: int) -> dict:
     env = make_env_with_forecasts(name, "perfect", 12)
     space = build_action_space(env)
     features = FeatureBuilder(env)
-    sac = SAC(features.size, space, sac_config(TrainConfig(env=name), space))
+    sac = SAC(features.size, space, TrainConfig(env=name).sac)
     config = PipelineConfig(policy_k=5, expert_k=4, expert_budget=16, horizon=12, look_ahead_top=3)
     days = scenarios(env, "train")
     obs = reset_to(env, days[0], 0)

@@ -104,7 +104,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
 def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dict:
     import torch
 
-    from ace_core.agents import load_sac, sac_config
+    from ace_core.agents import load_sac
     from ace_core.config import TrainConfig
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.features import FeatureBuilder
@@ -120,7 +120,7 @@ def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dic
         sac, space, features, _ = load_sac(Path(policy), env, space)
     else:
         features = FeatureBuilder(env)
-        sac = SAC(features.size, space, sac_config(TrainConfig(env=name), space))
+        sac = SAC(features.size, space, TrainConfig(env=name).sac)
     pipeline = RecommendationPipeline(env, space, PipelineConfig(), sac, features)
     totals, reasons, survival, n1_worst = collections.Counter(), collections.Counter(), [], []
     for i, scenario in enumerate(scenarios(env, "test")[:days]):

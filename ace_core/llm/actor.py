@@ -44,6 +44,7 @@ import numpy as np
 from ace_core.config.sections import ActorConfig
 from ace_core.events import RefinementEvent, RoundRecord
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.candidates import is_disguised_noop, near_loaded_lines
 from ace_core.grid.contingency import screen_actions
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.simulate import (
@@ -183,16 +184,7 @@ class PolicyActor:
     def is_noop(self, obs, index: int) -> bool:
         """True for a topology action that leaves its substation as it is (e.g. 'all to bus 1' on a
         substation already on one bus): it would only waste an option and a round."""
-        if index < self.space.first_topology:
-            return False
-        sub, buses = self.space.bits_of(index)
-        start = self.space.sub_start[sub]
-        current = np.asarray(obs.topo_vect[start : start + len(buses)])
-        connected = current > 0
-        return bool(
-            np.array_equal(buses[connected], current[connected])
-            or np.array_equal(3 - buses[connected], current[connected])
-        )
+        return is_disguised_noop(obs, self.space, index)
 
     def choose(
         self, messages: list[dict], content_free: list[dict], labels: list[str]
@@ -360,25 +352,6 @@ class PolicyActor:
             step_reward=outcome.reward,
             source=SOURCE_LLM,
         )
-
-
-def near_loaded_lines(obs, space: ActionSpace, n_lines: int = 3) -> list[int]:
-    """Legal reconnections, then every legal topology at the substations at the ends of the
-    ``n_lines`` most loaded lines, round-robin over those substations (most loaded line first), so
-    that a short list covers each of them and a longer one goes deeper into each."""
-    mask = space.action_mask(obs)
-    out = [i for i in range(1, 1 + space.n_line) if mask[i]]
-    subs: list[int] = []
-    for line in np.argsort(-np.asarray(obs.rho))[:n_lines]:
-        subs += [int(space.line_or_sub[line]), int(space.line_ex_sub[line])]
-    per_sub = []
-    for sub in dict.fromkeys(subs):
-        if sub in space.topo_sub_set:
-            rows = space.first_topology + np.flatnonzero(space.topo_sub == sub)
-            per_sub.append([int(i) for i in rows[mask[rows]]])
-    depth = max((len(rows) for rows in per_sub), default=0)
-    out += [rows[k] for k in range(depth) for rows in per_sub if k < len(rows)]
-    return out
 
 
 def _texts(space: ActionSpace, indices: list[int]) -> list[str]:

@@ -253,3 +253,35 @@ def chat_server() -> Iterator[ChatServer]:
 def model_server(tiny_backend) -> Iterator[ChatServer]:
     """A server answering with the tiny model (``model_server.backend``)."""
     yield from _serve(ChatServer(backend=tiny_backend))
+
+
+# ----- mining (tests/ace_core/test_mining.py, test_imitation.py) -----
+
+MINE_ENV = "rte_case14_realistic"
+# a tiny mine: 3 train days cut to 16 steps, an expert that acts from max rho 0.7 (the first
+# steps of these days sit at 0.7-0.88, so every step is a decision)
+MINE_EXPERT = "greedy:threshold=0.7"
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """Ray in local mode with two worker CPUs, shared by the mining tests."""
+    import ray
+
+    from ace_core.mining import start_ray
+
+    if not ray.is_initialized():
+        start_ray(2)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def mined(local_ray, tmp_path_factory):
+    """(spec, directory, summary) of one complete tiny mine on two Ray workers."""
+    from ace_core.mining import MineSpec, mine
+
+    spec = MineSpec(env=MINE_ENV, expert=MINE_EXPERT, episodes=3, episode_length=16)
+    out = tmp_path_factory.mktemp("mine") / "rte14"
+    summary = mine(spec, out, workers=2, log=lambda text: None)
+    return spec, out, summary

@@ -46,7 +46,7 @@ def test_greedy_simulates_only_when_the_grid_needs_it(sandbox, sandbox_space):
     greedy = Greedy(sandbox, sandbox_space, budget=8, rho_threshold=0.0)
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
     index = greedy.choose(obs)
-    assert greedy.simulate_calls == 9  # do nothing + 8 candidates
+    assert greedy.simulate_calls == 8  # do nothing + 7 candidates
     assert 0 <= index < sandbox_space.n
     calm = Greedy(sandbox, sandbox_space, budget=8, rho_threshold=2.0)
     assert calm.choose(obs) == 0 and calm.simulate_calls == 0

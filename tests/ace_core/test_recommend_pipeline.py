@@ -3,7 +3,6 @@ import json
 import numpy as np
 import pytest
 
-from ace_core.agents import sac_config
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.contingency import ContingencyListError
@@ -20,7 +19,7 @@ def realistic():
     env = make_env_with_forecasts("rte_case14_realistic", "perfect", 12)
     space = build_action_space(env)
     features = FeatureBuilder(env)
-    sac = SAC(features.size, space, sac_config(TrainConfig(env="rte_case14_realistic", hidden=32), space))
+    sac = SAC(features.size, space, TrainConfig(env="rte_case14_realistic", hidden=32).sac)
     yield env, space, features, sac
     env.close()
 

@@ -1,0 +1,198 @@
+"""The greedy expert: a wide one-step search by simulation, worth imitating.
+
+At each step:
+
+1. **Reconnect first**: the default action is reconnect-or-nothing (a line whose cooldown is
+   over goes back in service).
+2. **Stressed** (max rho >= ``threshold``): simulate, in one batch with ``simulate_many``,
+
+   - the default,
+   - the mined action set first when one is given (``actions=FILE``), then the topologies this
+     expert has already played successfully in this process (the search learns them),
+   - "all to bus 1" for every split substation (going back to the reference topology),
+   - every legal topology of the substations at both ends of the ``lines`` most loaded lines,
+     each substation's configurations closest to its current one first (fewest elements changing
+     bus), round-robin over the substations,
+
+   at most ``budget`` candidates in all (on the 36-bus grids, every topology of every substation
+   but the 65,505 of substation 16, of which the closest ones fit). Topology actions that change
+   nothing (:func:`~ace_core.grid.candidates.disguised_noops`) are never candidates.
+3. **Pick** the candidate with the lowest simulated max rho (a game over or an illegal action
+   counts as infinity). **Tie-break**: max rho rounded to 1e-3, then the fewest elements changing
+   bus, then the order above, so the default wins every tie and a topology is played only when it
+   strictly lowers the simulated max rho.
+4. **Calm** (max rho < ``safe``) with a split substation: simulate putting each split substation
+   back to the reference topology and play the best one if its simulated max rho stays below
+   ``safe``; otherwise the default.
+
+Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
+``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from ace_core.errors import AgentSpecError
+from ace_core.grid import candidates as cand
+from ace_core.grid.action_set import load_action_set
+from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
+
+
+@dataclass(frozen=True)
+class ExpertConfig:
+    budget: int = 3000
+    """most candidates simulated per stressed step (the default action included)"""
+    lines: int = 2
+    """the substations at both ends of this many most loaded lines are searched"""
+    threshold: float = 0.9
+    """the expert searches when max rho reaches this"""
+    safe: float = 0.8
+    """below this max rho, a split substation may go back to all-on-bus-1 if it stays below (0: never)"""
+    actions: str = ""
+    """a mined action set (action_set.json) simulated first; empty: none"""
+    learned: int = 50
+    """the expert's own most played topologies simulated first (0: off)"""
+
+    def key(self) -> dict:
+        return asdict(self)
+
+
+EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
+
+
+def parse_expert_spec(argument: str) -> ExpertConfig:
+    """``""`` -> defaults; ``"64"`` -> budget 64; ``"budget=500,lines=1"`` -> those settings."""
+    if not argument:
+        return ExpertConfig()
+    if argument.lstrip("-").isdigit():
+        if int(argument) < 1:
+            raise AgentSpecError(f"greedy budget {argument!r} must be a positive integer, e.g. greedy:64")
+        argument = f"budget={argument}"
+    types = {f.name: f.type for f in fields(ExpertConfig)}
+    values: dict = {}
+    for item in argument.split(","):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in types:
+            raise AgentSpecError(
+                f"greedy setting {item!r} is not understood; accepted: greedy, greedy:BUDGET or "
+                f"greedy:key=value,... with keys {', '.join(types)}"
+            )
+        try:
+            values[key] = raw if types[key] == "str" else (int if types[key] == "int" else float)(raw)
+        except ValueError:
+            raise AgentSpecError(f"greedy setting {key}={raw!r} must be a {types[key]}") from None
+    config = ExpertConfig(**values)
+    if config.budget < 1 or config.lines < 1 or config.learned < 0:
+        raise AgentSpecError(f"greedy budget and lines must be positive and learned >= 0, got {argument!r}")
+    return config
+
+
+@dataclass
+class Search:
+    """What one step of the expert saw: the candidates it simulated and their outcomes."""
+
+    action: int
+    candidates: list[int]
+    max_rho: list[float]
+    """simulated max rho of each candidate (inf: game over or illegal)"""
+    stressed: bool
+
+
+def max_rho(outcome: Simulated) -> float:
+    """Max rho one step after an action; infinity for a game over or an illegal action."""
+    value = max_rho_after(outcome)
+    return float("inf") if value is None else value
+
+
+def rank_key(rho: float, changes: int, position: int) -> tuple[float, int, int]:
+    """The expert's order: lowest max rho (to 1e-3), then fewest bus changes, then list order."""
+    return (round(rho, 3) if np.isfinite(rho) else float("inf"), changes, position)
+
+
+def expert_from_spec(spec: str, space: ActionSpace, g2op_space) -> Expert:
+    """The expert an agent spec (``greedy...``) names, with its mined action set loaded and checked."""
+    kind, _, argument = spec.partition(":")
+    if kind != "greedy":
+        raise AgentSpecError(
+            f"unknown expert {spec!r}; accepted: greedy, greedy:BUDGET, greedy:key=value,..."
+        )
+    return Expert.from_config(space, g2op_space, parse_expert_spec(argument))
+
+
+class Expert:
+    """The search of the module docstring, reusable by the agent and the miner."""
+
+    def __init__(self, space: ActionSpace, g2op_space, config: ExpertConfig, mined: list[int] | None = None):
+        self.space = space
+        self.g2op_space = g2op_space
+        self.config = config
+        self.mined = list(mined or [])
+        self.played: Counter[int] = Counter()
+
+    @classmethod
+    def from_config(cls, space: ActionSpace, g2op_space, config: ExpertConfig) -> Expert:
+        mined = load_action_set(config.actions, space) if config.actions else None
+        return cls(space, g2op_space, config, mined)
+
+    def candidates(self, obs, default: int) -> list[int]:
+        space, mask = self.space, self.space.action_mask(obs)
+        noop = cand.disguised_noops(obs, space)
+        learned = [i for i, _ in self.played.most_common(self.config.learned)]
+        first = [i for i in [*self.mined, *learned] if mask[i]]
+        subs = cand.loaded_substations(obs, space, self.config.lines)
+        per_sub = [cand.substation_topologies(obs, space, sub, mask) for sub in subs]
+        depth = max((len(rows) for rows in per_sub), default=0)
+        searched = [rows[k] for k in range(depth) for rows in per_sub if k < len(rows)]
+        ordered = [default, *cand.legal_reconnections(obs, space, mask), *first]
+        ordered += [*cand.reference_topologies(obs, space, mask), *searched]
+        unique = [i for i in dict.fromkeys(ordered) if not noop[i]]
+        return unique[: self.config.budget]
+
+    def evaluate(self, obs, indices: list[int]) -> list[float]:
+        outcomes = simulate_many(obs, [self.space.to_grid2op(i, self.g2op_space) for i in indices])
+        return [max_rho(o) for o in outcomes]
+
+    def best(self, obs, indices: list[int], scores: list[float]) -> int:
+        changes = [self._changes(obs, i) for i in indices]
+        order = min(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        return indices[order]
+
+    def search(self, obs) -> Search:
+        default = cand.real_action(obs, self.space, _reconnect_or_nothing(obs))
+        if obs.rho.max() >= self.config.threshold:
+            indices = self.candidates(obs, default)
+            scores = self.evaluate(obs, indices)
+            action = self.best(obs, indices, scores)
+            if action >= self.space.first_topology:
+                self.played[action] += 1
+            return Search(action, indices, scores, True)
+        if default == 0 and obs.rho.max() < self.config.safe:
+            revert = cand.reference_topologies(obs, self.space)
+            if revert:
+                scores = self.evaluate(obs, revert)
+                best = self.best(obs, revert, scores)
+                if scores[revert.index(best)] < self.config.safe:
+                    return Search(best, revert, scores, False)
+                return Search(0, revert, scores, False)
+        return Search(default, [], [], False)
+
+    def _changes(self, obs, index: int) -> int:
+        """Elements an action moves to another bus (0 for do-nothing, 1 for a reconnection)."""
+        if index < self.space.first_topology:
+            return int(index > 0)
+        sub, buses = self.space.bits_of(index)
+        start = self.space.sub_start[sub]
+        current = np.asarray(obs.topo_vect[start : start + len(buses)])
+        same = int(((buses != current) & (current > 0)).sum())
+        return min(same, int(((3 - buses != current) & (current > 0)).sum()))
+
+
+def _reconnect_or_nothing(obs) -> int:
+    ready = np.flatnonzero(~obs.line_status & (obs.time_before_cooldown_line == 0))
+    return 1 + int(ready[0]) if len(ready) else 0

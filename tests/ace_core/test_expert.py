@@ -1,0 +1,94 @@
+"""The greedy expert: its settings, a search over every topology of the loaded substations, the
+tie-break, reconnect first, going back to the reference topology, and no-ops folded for policies."""
+
+import numpy as np
+import pytest
+
+from ace_core.agents import Greedy, SacAgent, load_agent
+from ace_core.errors import AgentSpecError
+from ace_core.expert import Expert, ExpertConfig, parse_expert_spec
+from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
+from ace_core.rl.sac import SAC, SACConfig
+
+
+def test_expert_specs_keep_the_old_syntax_and_read_settings():
+    assert parse_expert_spec("") == ExpertConfig()
+    assert parse_expert_spec("64").budget == 64
+    config = parse_expert_spec("budget=10,lines=1,threshold=0.5,safe=0")
+    assert (config.budget, config.lines, config.threshold, config.safe) == (10, 1, 0.5, 0.0)
+    for bad, message in [
+        ("-3", "positive integer"),
+        ("depth=2", "accepted: greedy, greedy:BUDGET or greedy:key=value"),
+        ("lines=many", "lines='many' must be a int"),
+        ("lines=0", "must be positive"),
+    ]:
+        with pytest.raises(AgentSpecError, match=message):
+            parse_expert_spec(bad)
+
+
+def test_a_stressed_expert_simulates_every_topology_of_the_loaded_substations(
+    sandbox, sandbox_space, fresh_obs
+):
+    expert = Expert(sandbox_space, sandbox.action_space, ExpertConfig(threshold=0.0, lines=2))
+    search = expert.search(fresh_obs)
+    assert search.stressed and search.candidates[0] == 0
+    mask = sandbox_space.action_mask(fresh_obs)
+    wanted = {
+        i
+        for sub in loaded_substations(fresh_obs, sandbox_space, 2)
+        for i in substation_topologies(fresh_obs, sandbox_space, sub, mask)
+    }
+    assert wanted and wanted <= set(search.candidates)
+    assert not disguised_noops(fresh_obs, sandbox_space)[search.candidates].any()
+    # the pick: lowest simulated max rho to 1e-3, the default winning ties
+    scores = np.round(search.max_rho, 3)
+    chosen = search.max_rho[search.candidates.index(search.action)]
+    assert round(chosen, 3) == scores.min()
+    if search.action != 0:
+        assert round(chosen, 3) < scores[0]
+
+
+def test_a_budget_caps_the_candidates(sandbox, sandbox_space, fresh_obs):
+    greedy = load_agent("greedy:budget=5,threshold=0", sandbox, sandbox_space)
+    greedy.choose(fresh_obs)
+    assert greedy.simulate_calls == 5 and greedy.stats["decisions"] == 1
+
+
+def test_reconnect_first_then_back_to_the_reference_topology_when_safe(sandbox, sandbox_space):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    calm = Greedy(sandbox, sandbox_space, config=ExpertConfig(threshold=2.0, safe=2.0))
+    # a split substation on a calm grid goes back to all on bus 1
+    noop = disguised_noops(obs, sandbox_space)
+    legal = sandbox_space.action_mask(obs) & ~noop
+    for split in np.flatnonzero(legal[sandbox_space.first_topology :]) + sandbox_space.first_topology:
+        after, _, done, info = sandbox.step(sandbox_space.to_grid2op(int(split), sandbox.action_space))
+        if not done and not info["is_illegal"] and not info["exception"]:
+            break
+        obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    for _ in range(sandbox.parameters.NB_TIMESTEP_COOLDOWN_SUB):
+        after, *_ = sandbox.step(sandbox.action_space({}))
+    sub = sandbox_space.bits_of(int(split))[0]
+    back = calm.choose(after)
+    assert back >= sandbox_space.first_topology and sandbox_space.bits_of(back) == (
+        sub,
+        pytest.approx(np.ones(int(sandbox_space.sub_info[sub]))),
+    )
+    # a line out and ready: reconnecting it comes first
+    out, *_ = sandbox.step(sandbox.action_space({"set_line_status": [(3, -1)]}))
+    for _ in range(sandbox.parameters.NB_TIMESTEP_COOLDOWN_LINE):
+        out, *_ = sandbox.step(sandbox.action_space({}))
+    assert not out.line_status[3]
+    assert Greedy(sandbox, sandbox_space, config=ExpertConfig(threshold=2.0, safe=0.0)).choose(out) == 1 + 3
+
+
+def test_a_policy_topology_equal_to_the_current_one_is_played_as_do_nothing(
+    sandbox, sandbox_space, sandbox_features, fresh_obs
+):
+    sac = SAC(sandbox_features.size, sandbox_space, SACConfig(hidden=16))
+    agent = SacAgent(sandbox, sandbox_space, sac, sandbox_features, rho_threshold=0.0)
+    noop = int(np.flatnonzero(disguised_noops(fresh_obs, sandbox_space))[0])
+    assert agent.real(fresh_obs, noop) == 0
+    assert agent.stats["folded_noops"] == 1 and agent.stats["decisions"] == 1
+    assert agent.stats["real_actions"] == 0
+    played = agent.choose(fresh_obs)
+    assert played == 0 or not disguised_noops(fresh_obs, sandbox_space)[played]

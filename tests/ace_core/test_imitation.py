@@ -1,0 +1,68 @@
+"""Behaviour cloning on a mined dataset: agreement with the expert on held-out days, checkpoints, bad datasets."""
+
+import json
+
+import numpy as np
+import torch
+
+from ace_core.__main__ import main
+from ace_core.agents import load_agent
+from ace_core.config import TrainConfig
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.imitation import CloneConfig, agreement, behaviour_clone, split_by_day
+from ace_core.imitation_data import load_dataset
+from ace_core.rl.sac import SAC
+
+
+def test_behaviour_cloning_raises_agreement_with_the_expert_on_held_out_states(mined):
+    spec, out, _ = mined
+    env = make_env(spec.env)
+    space = build_action_space(env)
+    dataset = load_dataset(out, space)
+    train_rows, held_rows = split_by_day(dataset)
+    assert len(held_rows) and not set(dataset.arrays["day"][held_rows]) & set(
+        dataset.arrays["day"][train_rows]
+    )
+    torch.manual_seed(0)
+    sac = SAC(dataset.features.shape[1], space, TrainConfig(env=spec.env).sac)
+    before = agreement(sac, dataset, held_rows)
+    losses = behaviour_clone(sac, dataset, train_rows, CloneConfig(epochs=30))
+    after = agreement(sac, dataset, held_rows)
+    assert losses[-1] < losses[0]
+    assert after > before + 0.2, (before, after)
+
+
+def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
+    spec, out, _ = mined
+    run = tmp_path / "bc"
+    assert (
+        main(["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "5"]) == 0
+    )
+    report = json.loads((run / "pretrain.json").read_text())
+    assert report["held_out_decisions"] > 0 and report["agreement_after"] >= 0
+    env = make_env(spec.env)
+    agent = load_agent(f"sac:{run}", env)
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    assert 0 <= agent.choose(obs) < agent.space.n
+    np.testing.assert_allclose(agent.features.load_scale, load_dataset(out, agent.space).load_scale)
+
+
+def test_missing_corrupt_or_foreign_datasets_exit_2_and_write_nothing(mined, tmp_path, capsys):
+    _, out, _ = mined
+    corrupt = tmp_path / "dataset.npz"
+    corrupt.write_text("not a dataset")
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes((out / "dataset.npz").read_bytes()[:200])
+    cases = [
+        ("rte_case14_realistic", tmp_path / "missing", "no imitation dataset at"),
+        ("rte_case14_realistic", corrupt, "is corrupt or not an imitation dataset"),
+        ("rte_case14_realistic", truncated, "is corrupt or not an imitation dataset"),
+        ("l2rpn_case14_sandbox", out, "use a dataset mined on the same env"),
+    ]
+    for env_name, dataset, message in cases:
+        run = tmp_path / "run"
+        assert main(["pretrain", "--env", env_name, "--dataset", str(dataset), "--out", str(run)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1
+        assert not run.exists()
