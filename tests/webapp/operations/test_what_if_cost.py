@@ -11,6 +11,7 @@ import pytest
 from grid2op.Environment import Environment
 
 from ace_core.live import DO_NOTHING, LiveGrid, parse_action
+from ace_core.live import envs as env_pool
 from tests.webapp.operations.conftest import ENV, run_feed
 from webapp.operations import mirror, selectors
 from webapp.operations.services import action_apply
@@ -151,3 +152,47 @@ def test_a_what_if_does_not_wait_for_another_sessions_what_if(make_session, monk
         first.join(timeout=30)
         second.join(timeout=30)
     assert answers["busy"]["step"] == 4 and answers["busy"]["legal"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_grid_evicted_while_in_use_answers_then_goes_back_to_the_pool(
+    make_session, monkeypatch, forget_mirrors
+):
+    monkeypatch.setattr(mirror, "MAX_GRIDS", 1)
+    busy, other = make_session(), make_session(seed=1)
+    forget_mirrors.extend([busy, other])
+    run_feed(busy, 4)
+    run_feed(other, 4)
+    busy.refresh_from_db()
+    other.refresh_from_db()
+    expected = mirror.what_if(session=busy, step=4, action=SPLIT)
+    mirror.forget(busy)
+    entered, release = threading.Event(), threading.Event()
+    recorded = selectors.applied_actions
+    grids: list = []
+
+    def paused_for_busy(*, session_id: int, **kwargs):
+        if session_id == busy.pk:  # the busy request holds its grid, paused inside its catch-up
+            grids.extend(m.history.grid for m in mirror._mirrors.values() if m.history is not None)
+            entered.set()
+            release.wait(timeout=30)
+        return recorded(session_id=session_id, **kwargs)
+
+    monkeypatch.setattr(selectors, "applied_actions", paused_for_busy)
+    answers: dict[str, dict] = {}
+    first = threading.Thread(
+        target=lambda: answers.update(busy=mirror.what_if(session=busy, step=4, action=SPLIT))
+    )
+    try:
+        first.start()
+        assert entered.wait(timeout=30)
+        busy_env = grids[0].env
+        # the other session's grid evicts the busy one (one grid per process here)
+        assert mirror.what_if(session=other, step=4, action=SPLIT)["step"] == 4
+        assert busy_env not in env_pool._pool.get(ENV, [])  # not closed under the busy request's feet
+    finally:
+        release.set()
+        first.join(timeout=30)
+    assert answers["busy"] == expected
+    assert any(env is busy_env for env in env_pool._pool.get(ENV, []))  # closed by its last user
+    assert mirror.what_if(session=busy, step=4, action=SPLIT) == expected  # reopened on demand
