@@ -4,8 +4,8 @@ steps is one simulation: no replay from step 0, whatever the session's length.
 grid2op's ``obs.simulate`` rebuilds its forecast grid from the observation alone (topology, line
 status, cooldowns, maintenance and the env's internal state at that step travel with it), and each
 step returns a new observation, so the observation of step k kept after the grid moved on
-simulates exactly as the grid at step k does. One observation of the 14-bus grid holds ~18 KB, a
-day of it (288 steps) ~5 MB.
+simulates exactly as the grid at step k does. An observation holds ~18 KB on the 14-bus grid and
+~38 KB on the 36-bus one: a day (288 steps) ~5 MB and ~11 MB.
 """
 
 from __future__ import annotations
