@@ -39,6 +39,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PYTHON) -m ace_core bench
 	$(PYTHON) bench/live_recommend.py --steps 288
+	$(PYTHON) bench/whatif_cost.py
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
 	sh -c '$(PYTHON) bench/web_recovery.py && $(PYTHON) bench/live_fanout.py --clients 200 --seconds 60'

@@ -7,6 +7,8 @@
 - :mod:`~ace_core.live.legality`: why an action cannot be played now;
 - :mod:`~ace_core.live.what_if`: an action simulated one step ahead;
 - :mod:`~ace_core.live.grid`: ``LiveGrid``, one scenario stepped on demand with recommendations;
+- :mod:`~ace_core.live.history`: ``GridHistory``, a grid that keeps every step's observation, so a
+  what-if at any step played is one simulation;
 - :mod:`~ace_core.live.export`: a session as grid2op EpisodeData; :mod:`~ace_core.live.archive`:
   zip archives of it; :mod:`~ace_core.live.policy`: policies without a training run.
 
@@ -30,6 +32,7 @@ from ace_core.live.archive import zip_folder
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
 from ace_core.live.export import ReplayAgent, export_episode
 from ace_core.live.grid import LiveGrid, StepResult, card_dict
+from ace_core.live.history import GridHistory
 from ace_core.live.legality import LegalityRules
 from ace_core.live.policy import untrained_policy
 from ace_core.live.states import DELTA_KEYS, OVERLOAD, apply_delta, grid_layout, grid_state, state_delta
@@ -41,6 +44,7 @@ __all__ = [
     "BUSES",
     "DELTA_KEYS",
     "DO_NOTHING",
+    "GridHistory",
     "LINE_STATUSES",
     "OVERLOAD",
     "LegalityRules",
