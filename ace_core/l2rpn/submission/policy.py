@@ -101,6 +101,21 @@ class ActionSet:
             sub_ok[self.line_ex_sub[blocked]] = False
         return np.concatenate([[True], line_out & line_ready, sub_ok[self.subs_with_actions]])
 
+    def changes_nothing(self, obs, index: int) -> bool:
+        """True for a topology action that leaves its substation exactly as it is (a no-op in
+        disguise; with every element connected, swapping the two buses changes nothing either)."""
+        if index < self.first_topology:
+            return False
+        t = index - self.first_topology
+        sub = int(self.topo_sub[t])
+        n = int(self.sub_info[sub])
+        buses = np.concatenate([[1], 1 + ((int(self.topo_bits[t]) >> np.arange(n - 1)) & 1)])
+        start = int(self.sub_start[sub])
+        current = np.asarray(obs.topo_vect[start : start + n])
+        if (current <= 0).any():
+            return False  # setting a disconnected element's bus reconnects it
+        return bool(np.array_equal(buses, current) or np.array_equal(3 - buses, current))
+
     def topology_index(self, top: int, bits: np.ndarray) -> int | None:
         """Index of substation category ``top`` with free-element bits ``bits``, None if invalid."""
         sub = int(self.top_sub[top])
@@ -177,7 +192,9 @@ class ExportedAgent(BaseAgent):
     def choose(self, obs) -> int:
         if obs.rho.max() < self.rho_threshold:
             return self.reconnect_or_nothing(obs)
-        return self.greedy(self.features(obs), self.actions.top_mask(obs))
+        index = self.greedy(self.features(obs), self.actions.top_mask(obs))
+        # GridACE plays a no-op in disguise as do-nothing: it is not a decision
+        return 0 if self.actions.changes_nothing(obs, index) else index
 
     @staticmethod
     def reconnect_or_nothing(obs) -> int:
