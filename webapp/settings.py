@@ -10,6 +10,8 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
 ``ALLOWED_HOSTS``     comma-separated host names (default ``localhost,127.0.0.1,[::1]``)
 ``CSRF_TRUSTED_ORIGINS`` comma-separated origins, for deployments behind a proxy
 ``GRIDACE_RUNS_DIR``  where runs write checkpoints and episodes (default ``var/runs``)
+``GRIDACE_DATA_DIR``  the only other folder users may name files in, e.g. action subsets
+                      (default ``var/data``)
 ``GRIDACE_HEARTBEAT_SECONDS`` / ``GRIDACE_STALE_AFTER_SECONDS`` / ``GRIDACE_MAX_AUTO_RESUMES``
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
@@ -161,6 +163,8 @@ TASKS = {
 
 # --- training runs --------------------------------------------------------------------------
 GRIDACE_RUNS_DIR = Path(os.environ.get("GRIDACE_RUNS_DIR", VAR_DIR / "runs"))
+# Files users name in forms (action subsets, model folders) must lie here or in the runs folder.
+GRIDACE_DATA_DIR = Path(os.environ.get("GRIDACE_DATA_DIR", VAR_DIR / "data"))
 # Dotted paths of the functions the worker calls; tests point them at fast stand-ins.
 GRIDACE_TRAINER = os.environ.get("GRIDACE_TRAINER", "ace_core.train.train")
 GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluate.evaluate")
