@@ -16,6 +16,9 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
                       live feed worker take-over delay and polling period (defaults 10, 0.2)
+``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES``
+                      failed log-ins (per username, and per address) before a lockout, and how
+                      long it lasts (defaults 5, 15)
 ``GRIDACE_EXPLAIN_LLM`` / ``GRIDACE_EXPLAIN_LLM_MODEL`` / ``GRIDACE_EXPLAIN_LLM_OPTIONS`` (JSON)
                       the LLM explaining live recommendations (defaults: local, offline model)
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -76,6 +80,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
     "django_tasks",
     "django_tasks_db",
     "webapp.accounts",
@@ -94,6 +99,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last, as django-axes asks: turns a locked-out log-in into the lockout page
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -191,6 +198,19 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # first: refuses a locked-out user or address before the password is even checked
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling (django-axes): after this many failed log-ins for one username, or from one
+# address, log-ins are refused for the cool-off time. Unlock sooner with
+# ``manage.py axes_reset_username <name>`` or ``manage.py axes_reset_ip <address>``; attempts are
+# listed in the admin under "Axes".
+AXES_FAILURE_LIMIT = int(env_number("GRIDACE_LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=env_number("GRIDACE_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "webapp.accounts.views.locked_out"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
 LOGOUT_REDIRECT_URL = "accounts:login"
