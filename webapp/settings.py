@@ -158,6 +158,9 @@ else:
 # pages then poll the database for new rows instead (see training.consumers).
 LIVE_RELAY_FROM_DB = env_bool("LIVE_RELAY_FROM_DB", not REDIS_URL)
 LIVE_RELAY_INTERVAL_SECONDS = env_number("LIVE_RELAY_INTERVAL_SECONDS", 1.0)
+# Open sockets re-check their session this often and close when it ended (logout, expiry,
+# password change); one check per browser session and process per period.
+GRIDACE_SOCKET_SESSION_CHECK_SECONDS = env_number("GRIDACE_SOCKET_SESSION_CHECK_SECONDS", 2.0)
 
 # --- background tasks -----------------------------------------------------------------------
 TASKS = {
