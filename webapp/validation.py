@@ -157,6 +157,15 @@ def live_action(value: Any, name: str = "action") -> dict[str, Any]:
     return checked
 
 
+def query_id(value: str) -> int | None:
+    """An id from a query string (ASCII digits, at most what a database integer holds), else None."""
+    value = value.strip()
+    if len(value) > 10 or not ASCII_INTEGER.fullmatch(value) or value[0] in "+-":
+        return None
+    number = int(value)
+    return number if number <= DB_INT_MAX else None
+
+
 # ----- form fields -------------------------------------------------------------------------------
 class AsciiIntegerField(forms.IntegerField):
     """Whole numbers in ASCII digits, bounded (by default to what a database integer holds); every

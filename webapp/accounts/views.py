@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.generic import TemplateView
 
+from webapp.accounts.forms import LoginForm
 from webapp.accounts.permissions import AnyRoleGate
 from webapp.accounts.selectors import user_roles
 from webapp.training.selectors import deployment_current
@@ -34,7 +34,7 @@ def locked_out(request: HttpRequest, original_response: Any = None, credentials:
     """The login page saying log-ins are locked (django-axes calls this after too many failures)."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     context = {
-        "form": AuthenticationForm(request),
+        "form": LoginForm(request),
         "locked_out": True,
         "failure_limit": settings.AXES_FAILURE_LIMIT,
         "lockout_minutes": minutes,

@@ -62,3 +62,11 @@ def test_failed_attempts_are_listed_in_the_admin(operator):
     client.force_login(admin)
     listing = client.get(reverse("admin:axes_accessattempt_changelist"))
     assert listing.status_code == 200 and operator.username in listing.content.decode()
+
+
+def test_an_overlong_username_is_refused_before_authentication():
+    # found by fuzzing: a 5,000-character name reached the throttling's 255-character records (500)
+    response = _login("x" * 5000, "wrong")
+    assert response.status_code == 200
+    assert "at most 150 characters" in " ".join(response.context["form"].errors["username"])
+    assert not AccessAttempt.objects.exists()
