@@ -16,6 +16,8 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
                       live feed worker take-over delay and polling period (defaults 10, 0.2)
+``GRIDACE_SOCKET_SESSION_CHECK_SECONDS``
+                      how often open websockets re-check their session (default 2)
 ``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES``
                       failed log-ins (per username, and per address) before a lockout, and how
                       long it lasts (defaults 5, 15)

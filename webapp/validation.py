@@ -152,7 +152,8 @@ def live_action(value: Any, name: str = "action") -> dict[str, Any]:
         for pair in pairs:
             if not isinstance(pair, list) or len(pair) != 2:
                 raise InputError(f"{name}.set: {_shown(pair)} is not an [element, bus] pair")
-            integer(pair[0], f"{name}.set element"), integer(pair[1], f"{name}.set bus", low=1, high=2)
+            integer(pair[0], f"{name}.set element")
+            integer(pair[1], f"{name}.set bus", low=1, high=2)
         checked["set"] = pairs
     return checked
 

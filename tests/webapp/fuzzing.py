@@ -11,8 +11,8 @@ so a new route is fuzzed without being listed here:
 * every view that takes GET gets query strings with the parameters pages read;
 * integer path arguments are the real objects' ids or any other number (up to 2**70).
 
-``GRIDACE_FUZZ_EXAMPLES`` sets the examples per route and method (default 15; 200 or more for a
-deep run).
+``GRIDACE_FUZZ_EXAMPLES`` sets the examples per route and method (default 20, about a minute
+here; 200 or more for a deep run).
 """
 
 from __future__ import annotations
@@ -20,9 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+from typing import Any
+from urllib.parse import quote
 
 from django.apps import apps
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls.converters import IntConverter
 from hypothesis import strategies as st
 
 from webapp.accounts.forms import LoginForm
@@ -31,7 +35,7 @@ from webapp.operations.views import _JsonAction
 from webapp.review.forms import DecisionForm
 from webapp.training.forms import DeployForm, EvaluationForm, TrainConfigForm
 
-EXAMPLES = int(os.environ.get("GRIDACE_FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("GRIDACE_FUZZ_EXAMPLES", "20"))
 
 FORMS = {
     "accounts:login": LoginForm,
@@ -50,31 +54,46 @@ UNTRACKED = {"sessions.session", "axes.accessattempt", "axes.accesslog", "axes.a
 
 
 # ----- the routes ----------------------------------------------------------------------------
+_templates: dict[str, str] = {}
+
+
 def routes() -> dict[str, URLPattern]:
-    """Every named route of the URL map but the Django admin's, by ``namespace:name``."""
+    """Every route of the URL map but the Django admin's, by ``namespace:name`` (an unnamed route
+    by its path)."""
     found: dict[str, URLPattern] = {}
 
-    def walk(patterns: list, namespace: str) -> None:
+    def walk(patterns: list, namespace: str, prefix: str) -> None:
         for pattern in patterns:
             if isinstance(pattern, URLResolver):
                 if pattern.namespace != "admin":
-                    walk(
-                        pattern.url_patterns,
-                        f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace,
-                    )
+                    inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+                    walk(pattern.url_patterns, inner, prefix + str(pattern.pattern))
             else:
-                found[f"{namespace}{pattern.name}"] = pattern
+                key = f"{namespace}{pattern.name}" if pattern.name else prefix + str(pattern.pattern)
+                found[key] = pattern
+                _templates[key] = "/" + prefix + str(pattern.pattern)
 
-    walk(get_resolver().url_patterns, "")
+    walk(get_resolver().url_patterns, "", "")
     return found
 
 
-def view_class(pattern: URLPattern) -> type:
-    return pattern.callback.view_class
+def url_for(key: str, pattern: URLPattern, kwargs: dict[str, Any]) -> str:
+    """The route's address with ``kwargs`` in its path."""
+    if pattern.name:
+        return reverse(key, kwargs=kwargs)
+    routes()
+    return re.sub(r"<(?:\w+:)?(\w+)>", lambda m: quote(str(kwargs[m.group(1)])), _templates[key])
+
+
+def view_class(pattern: URLPattern) -> type | None:
+    """The class of a class-based view; None for a function view (e.g. an API router's)."""
+    return getattr(pattern.callback, "view_class", None)
 
 
 def methods(pattern: URLPattern) -> list[str]:
     cls = view_class(pattern)
+    if cls is None:
+        return ["get", "post"]  # a function view says nothing of its methods: try both
     return [m for m in ("get", "post") if hasattr(cls, m) and m in cls.http_method_names]
 
 
@@ -82,7 +101,8 @@ def body_kind(pattern: URLPattern, method: str) -> str:
     """How a route is fuzzed: "json", "form" or "query"."""
     if method == "get":
         return "query"
-    return "json" if issubclass(view_class(pattern), _JsonAction) else "form"
+    cls = view_class(pattern)
+    return "json" if cls is None or issubclass(cls, _JsonAction) else "form"
 
 
 # ----- values ----------------------------------------------------------------------------------
@@ -159,7 +179,20 @@ def query_data() -> st.SearchStrategy[dict[str, str]]:
 
 
 def path_ids(real: int) -> st.SearchStrategy[int]:
-    return st.one_of(st.just(real), st.integers(min_value=0, max_value=2**70))
+    """Mostly the real object's id (so the body is what gets fuzzed), else any id up to 2**70."""
+    return st.one_of(st.just(real), st.just(real), st.just(real), st.integers(min_value=0, max_value=2**70))
+
+
+def path_arguments(pattern: URLPattern, real: dict[str, int]) -> st.SearchStrategy[dict[str, Any]]:
+    """A value for each argument of the route's path: ids for ``<int:...>``, else any text its
+    converter matches."""
+    strategies = {}
+    for name, converter in pattern.pattern.converters.items():
+        if isinstance(converter, IntConverter):
+            strategies[name] = path_ids(real.get(name, 1))
+        else:
+            strategies[name] = st.from_regex(f"^{converter.regex}$", fullmatch=True).filter(bool)
+    return st.fixed_dictionaries(strategies)
 
 
 # ----- what a refusal must leave alone -----------------------------------------------------------

@@ -2,7 +2,7 @@
 input gives a 500, and a refused request (4xx, or a redirect with an error message) writes
 nothing, the audit log included.
 
-Each route and method runs ``GRIDACE_FUZZ_EXAMPLES`` examples (default 15) as the role it is
+Each route and method runs ``GRIDACE_FUZZ_EXAMPLES`` examples (default 20) as the role it is
 for; the status codes seen are written to ``artifacts/fuzz/routes.json``.
 """
 
@@ -17,7 +17,6 @@ import pytest
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.urls import reverse
 from django.utils import timezone
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -32,9 +31,10 @@ from tests.webapp.fuzzing import (
     form_data,
     json_bodies,
     methods,
-    path_ids,
+    path_arguments,
     query_data,
     routes,
+    url_for,
 )
 from tests.webapp.operations.conftest import deployment, make_session, policy_file, run_feed  # noqa: F401
 from tests.webapp.test_route_coverage import ALLOWED, PUBLIC, ROUTES
@@ -100,9 +100,7 @@ def _refused(response: Any) -> bool:
 
 
 def _path_kwargs(name: str, pattern: Any, objects: dict[str, dict[str, int]]) -> st.SearchStrategy:
-    real = objects.get(name) or objects.get(name.split(":")[0], {})
-    converters = pattern.pattern.converters
-    return st.fixed_dictionaries({arg: path_ids(real.get(arg, 1)) for arg in converters})
+    return path_arguments(pattern, objects.get(name) or objects.get(name.split(":")[0], {}))
 
 
 @pytest.mark.parametrize(("name", "method"), ROUTE_METHODS)
@@ -123,7 +121,7 @@ def test_route_never_fails_and_refusals_write_nothing(
     )
     @given(kwargs=_path_kwargs(name, pattern, fuzz_objects), data=body)
     def example(kwargs: dict[str, int], data: Any) -> None:
-        url = reverse(name, kwargs=kwargs)
+        url = url_for(name, pattern, kwargs)
         before = database_fingerprint()
         note(f"{method.upper()} {url} {data!r}"[:3000])  # shown with a failing example
         response = _send(client, method, url, kind, data)
