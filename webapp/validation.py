@@ -124,9 +124,11 @@ def number(value: Any, name: str, *, low: float, high: float) -> float:
 
 
 def text(value: Any, name: str, *, max_length: int) -> str:
-    """A JSON string of at most ``max_length`` characters."""
-    if not isinstance(value, str) or len(value) > max_length:
-        raise InputError(f"{name} must be text of at most {max_length} characters (got {_shown(value)})")
+    """A JSON string of at most ``max_length`` characters, without NUL (no database text holds it)."""
+    if not isinstance(value, str) or len(value) > max_length or "\x00" in value:
+        raise InputError(
+            f"{name} must be text of at most {max_length} characters, without NUL (got {_shown(value)})"
+        )
     return value
 
 

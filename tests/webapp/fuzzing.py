@@ -126,7 +126,9 @@ NUMBERS_AS_TEXT = st.sampled_from(
         " 7 ",
     ]
 )
-TEXT = st.one_of(st.text(max_size=40), NUMBERS_AS_TEXT, st.just("x" * 5000))
+TEXT = st.one_of(
+    st.text(max_size=40), NUMBERS_AS_TEXT, st.just("x" * 5000), st.sampled_from(["\x00", "run.launch\x00"])
+)
 JSON_SCALARS = st.one_of(
     st.none(),
     st.booleans(),

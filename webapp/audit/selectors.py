@@ -16,6 +16,8 @@ CSV_HEADER = ["at", "actor", "action", "target_type", "target_id", "target", "be
 def audit_entry_list(
     *, action: str = "", actor: str = "", target_type: str = "", target_id: str = ""
 ) -> QuerySet[AuditEntry]:
+    if any("\x00" in value for value in (action, actor, target_type, target_id)):
+        return AuditEntry.objects.none()  # no stored value holds NUL (and Postgres refuses it in a query)
     entries = AuditEntry.objects.all()
     if action:
         entries = entries.filter(action=action)

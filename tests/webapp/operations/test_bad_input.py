@@ -72,9 +72,10 @@ def test_action_parts_are_typed_strictly(console):
 def test_decide_refuses_a_comment_that_is_not_text(console):
     session, client = console
     rec = session.recommendations.filter(step=1).first()
-    body = {"recommendation": rec.pk, "step": 1, "decision": "accept", "comment": {"a": 1}}
-    response = _post(client, reverse("operations:decide", args=[session.pk]), json.dumps(body))
-    assert response.status_code == 400 and "comment must be text" in response.json()["error"]
+    for comment in ({"a": 1}, "fine\x00"):
+        body = {"recommendation": rec.pk, "step": 1, "decision": "accept", "comment": comment}
+        response = _post(client, reverse("operations:decide", args=[session.pk]), json.dumps(body))
+        assert response.status_code == 400 and "comment must be text" in response.json()["error"]
     assert not Decision.objects.exists()
 
 
