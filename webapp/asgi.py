@@ -5,9 +5,10 @@ for the what-if service) is moved out of the garbage collector's reach with ``gc
 otherwise each full collection walks that heap and stalls every socket of the process for
 100-200 ms, which was the whole p99 of the live console's fan-out.
 
-Websockets pass the Origin check against ``ALLOWED_HOSTS`` (a page from a foreign site cannot
-open one), then the session middleware that puts ``scope["user"]``; each consumer checks the
-user's permission itself.
+Websockets pass the exact Origin check of :mod:`webapp.socket_security` (scheme, host and port:
+a page from any other site or port cannot open one), then the session middleware that puts
+``scope["user"]``; each consumer checks the user's permission itself and closes when the session
+ends.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from webapp.routing import websocket_urlpatterns  # noqa: E402
+from webapp.socket_security import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

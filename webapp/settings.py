@@ -10,12 +10,19 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
 ``ALLOWED_HOSTS``     comma-separated host names (default ``localhost,127.0.0.1,[::1]``)
 ``CSRF_TRUSTED_ORIGINS`` comma-separated origins, for deployments behind a proxy
 ``GRIDACE_RUNS_DIR``  where runs write checkpoints and episodes (default ``var/runs``)
+``GRIDACE_DATA_DIR``  the only other folder users may name files in, e.g. action subsets
+                      (default ``var/data``)
 ``GRIDACE_HEARTBEAT_SECONDS`` / ``GRIDACE_STALE_AFTER_SECONDS`` / ``GRIDACE_MAX_AUTO_RESUMES``
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
                       live feed worker take-over delay and polling period (defaults 10, 0.2)
 ``GRIDACE_API_RATE`` / ``GRIDACE_API_MAX_BODY_BYTES``
                       HTTP API requests per token (default 600/min) and largest body (default 64 KiB)
+``GRIDACE_SOCKET_SESSION_CHECK_SECONDS``
+                      how often open websockets re-check their session (default 2)
+``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES``
+                      failed log-ins (per username, and per address) before a lockout, and how
+                      long it lasts (defaults 5, 15)
 ``GRIDACE_EXPLAIN_LLM`` / ``GRIDACE_EXPLAIN_LLM_MODEL`` / ``GRIDACE_EXPLAIN_LLM_OPTIONS`` (JSON)
                       the LLM explaining live recommendations (defaults: local, offline model)
 """
@@ -24,9 +31,11 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GRIDACE_VAR_DIR", BASE_DIR / "var"))
@@ -76,6 +85,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
+    "csp",
     "django_tasks",
     "django_tasks_db",
     "webapp.accounts",
@@ -98,6 +109,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # last, as django-axes asks: turns a locked-out log-in into the lockout page
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -155,6 +169,9 @@ else:
 # pages then poll the database for new rows instead (see training.consumers).
 LIVE_RELAY_FROM_DB = env_bool("LIVE_RELAY_FROM_DB", not REDIS_URL)
 LIVE_RELAY_INTERVAL_SECONDS = env_number("LIVE_RELAY_INTERVAL_SECONDS", 1.0)
+# Open sockets re-check their session this often and close when it ended (logout, expiry,
+# password change); one check per browser session and process per period.
+GRIDACE_SOCKET_SESSION_CHECK_SECONDS = env_number("GRIDACE_SOCKET_SESSION_CHECK_SECONDS", 2.0)
 
 # --- background tasks -----------------------------------------------------------------------
 TASKS = {
@@ -167,6 +184,8 @@ TASKS = {
 
 # --- training runs --------------------------------------------------------------------------
 GRIDACE_RUNS_DIR = Path(os.environ.get("GRIDACE_RUNS_DIR", VAR_DIR / "runs"))
+# Files users name in forms (action subsets, model folders) must lie here or in the runs folder.
+GRIDACE_DATA_DIR = Path(os.environ.get("GRIDACE_DATA_DIR", VAR_DIR / "data"))
 # Dotted paths of the functions the worker calls; tests point them at fast stand-ins.
 GRIDACE_TRAINER = os.environ.get("GRIDACE_TRAINER", "ace_core.train.train")
 GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluate.evaluate")
@@ -206,6 +225,38 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# --- Content-Security-Policy (django-csp) ---------------------------------------------------------
+# Scripts, styles, images and sockets from this site only: no inline script or style, no eval.
+# Pages pass data to their scripts with json_script (a JSON block, never executed) or data-
+# attributes. Sockets are same-origin ('self' covers ws:/wss: of the page's own host).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+AUTHENTICATION_BACKENDS = [
+    # first: refuses a locked-out user or address before the password is even checked
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling (django-axes): after this many failed log-ins for one username, or from one
+# address, log-ins are refused for the cool-off time. Unlock sooner with
+# ``manage.py axes_reset_username <name>`` or ``manage.py axes_reset_ip <address>``; attempts are
+# listed in the admin under "Axes".
+AXES_FAILURE_LIMIT = int(env_number("GRIDACE_LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=env_number("GRIDACE_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "webapp.accounts.views.locked_out"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
 LOGOUT_REDIRECT_URL = "accounts:login"

@@ -4,6 +4,8 @@ Required: ``SECRET_KEY`` (50+ characters, not a development key), ``ALLOWED_HOST
 ``DATABASE_URL``. ``REDIS_URL`` is strongly advised (several web processes and workers share live
 updates through it). Behind a TLS-terminating proxy set ``SECURE_PROXY_SSL_HEADER=1``;
 ``HTTPS_ONLY=0`` allows plain HTTP for a local try-out (``check --deploy`` then warns).
+``GRIDACE_SESSION_HOURS`` (default 9): how long a login lasts. The Content-Security-Policy and the
+login throttling of the base settings apply as they are.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_SECURE = HTTPS_ONLY
 CSRF_COOKIE_SECURE = HTTPS_ONLY
 SESSION_COOKIE_HTTPONLY = True
+# A session ends after a working shift (default 9 hours: 8 and the hand-over), not Django's two
+# weeks; its open sockets close with it. GRIDACE_SESSION_HOURS changes the length.
+SESSION_COOKIE_AGE = int(env_number("GRIDACE_SESSION_HOURS", 9) * 3600)
+if not 0 < SESSION_COOKIE_AGE <= 7 * 24 * 3600:
+    raise ImproperlyConfigured("GRIDACE_SESSION_HOURS must be more than 0 and at most 168 (a week)")
 X_FRAME_OPTIONS = "DENY"
 DATABASES["default"]["CONN_MAX_AGE"] = int(env_number("DATABASE_CONN_MAX_AGE", 60))  # noqa: F405
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405

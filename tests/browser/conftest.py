@@ -3,7 +3,9 @@ real daphne server and a real db_worker, both separate processes on the test dat
 
 Playwright's sync API runs an event loop in the test thread, where Django refuses ORM calls:
 tests set data up before opening the browser and read the database through :func:`in_thread`.
-Screenshots of every page go to ``artifacts/browser/<test>/``.
+Screenshots of every page go to ``artifacts/browser/<test>/``. Predicates for ``wait_for_function``
+are functions (``"() => ..."``): playwright evaluates a bare expression with ``eval`` in the page,
+which the site's Content-Security-Policy refuses.
 """
 
 from __future__ import annotations

@@ -52,25 +52,25 @@ def test_engineer_launches_a_tiny_run_and_sees_its_chart_grow(
         page.click("#launch")
         page.wait_for_url(f"{server}/runs/*/")
         run_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
-        page.wait_for_function("document.getElementById('live-state').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
 
         # First live point, without reloading the page.
         page.wait_for_function(
-            "Number(document.getElementById('charts').dataset.points || 0) > 0", timeout=90_000
+            "() => Number(document.getElementById('charts').dataset.points || 0) > 0", timeout=90_000
         )
         first_point_seen = time.time()
         first = _chart_points(page)
         page.screenshot(path=artifacts / "04-run-first-points.png", full_page=True)
 
         page.wait_for_function(
-            f"Number(document.getElementById('charts').dataset.points || 0) > {first}", timeout=90_000
+            f"() => Number(document.getElementById('charts').dataset.points || 0) > {first}", timeout=90_000
         )
         assert _chart_points(page) > first
         page.wait_for_function(
-            "document.getElementById('run-status').textContent.startsWith('succeeded')", timeout=180_000
+            "() => document.getElementById('run-status').textContent.startsWith('succeeded')", timeout=180_000
         )
         page.wait_for_selector("#checkpoint-card form #deploy")  # the page reloads with the final actions
-        page.wait_for_function("Number(document.getElementById('charts').dataset.points || 0) > 0")
+        page.wait_for_function("() => Number(document.getElementById('charts').dataset.points || 0) > 0")
         assert page.locator("#chart-speed .main-svg").count() > 0  # plotly drew the charts
         assert "300" in page.text_content("#run-progress")
         assert page.locator("#cancel").count() == 0

@@ -74,10 +74,12 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
     with browser(tmp_path) as page:
         log_in(page, server, "op", PASSWORD)
         page.goto(f"{server}/live/{session_id}/")
-        page.wait_for_function("Number(document.getElementById('diagram').dataset.step) >= 1", timeout=60_000)
+        page.wait_for_function(
+            "() => Number(document.getElementById('diagram').dataset.step) >= 1", timeout=60_000
+        )
         first = _step(page)
         page.wait_for_function(
-            f"Number(document.getElementById('diagram').dataset.step) > {first}", timeout=10_000
+            f"() => Number(document.getElementById('diagram').dataset.step) > {first}", timeout=10_000
         )
         assert page.locator("#diagram .main-svg").count() > 0  # plotly drew it
         assert page.locator(".rec-card").count() >= 3
@@ -85,7 +87,9 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
 
         # pause, so the decision below is about a step that stays current
         page.click("#pause")
-        page.wait_for_function("document.getElementById('session-status').textContent.startsWith('paused')")
+        page.wait_for_function(
+            "() => document.getElementById('session-status').textContent.startsWith('paused')"
+        )
         page.wait_for_timeout(1200)
         paused_at = _step(page)
 
@@ -95,7 +99,7 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         page.select_option("#wi-el-2", "2")
         page.select_option("#wi-el-3", "2")
         page.click("#wi-simulate")
-        page.wait_for_function("document.getElementById('wi-result').textContent.includes('max rho')")
+        page.wait_for_function("() => document.getElementById('wi-result').textContent.includes('max rho')")
         assert f"at step {paused_at}" in page.text_content("#wi-result")
         page.screenshot(path=artifacts / "02-what-if.png", full_page=True)
         # an action islanding a load is refused with the reason
@@ -103,7 +107,7 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         page.select_option("#wi-el-3", "")
         page.select_option("#wi-el-5", "2")
         page.click("#wi-simulate")
-        page.wait_for_function("document.getElementById('wi-result').textContent.startsWith('Refused')")
+        page.wait_for_function("() => document.getElementById('wi-result').textContent.startsWith('Refused')")
         assert "would island load 0 on bus 2 of substation 1" in page.text_content("#wi-result")
         page.screenshot(path=artifacts / "03-what-if-refused.png", full_page=True)
 
@@ -111,11 +115,11 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         card = page.locator(".rec-card.rec-open", has_not=page.locator(".error")).first
         description = card.locator(".rec-action").text_content()
         card.locator("button.accept").click()
-        page.wait_for_function("document.getElementById('notice').textContent.startsWith('Accepted')")
+        page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('Accepted')")
         page.screenshot(path=artifacts / "04-accepted.png", full_page=True)
         page.click("#single-step")
-        page.wait_for_function(f"Number(document.getElementById('diagram').dataset.step) > {paused_at}")
-        page.wait_for_function("document.querySelector('#decisions .decision-applied') !== null")
+        page.wait_for_function(f"() => Number(document.getElementById('diagram').dataset.step) > {paused_at}")
+        page.wait_for_function("() => document.querySelector('#decisions .decision-applied') !== null")
         assert description in page.text_content("#decisions")
         page.screenshot(path=artifacts / "05-applied.png", full_page=True)
 
@@ -128,7 +132,7 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         # resume and measure the lag of a few live updates
         page.click("#resume")
         page.evaluate("window.gridaceLatencies = []")
-        page.wait_for_function("window.gridaceLatencies.length >= 8", timeout=30_000)
+        page.wait_for_function("() => window.gridaceLatencies.length >= 8", timeout=30_000)
         latencies = page.evaluate("window.gridaceLatencies")
         page.screenshot(path=artifacts / "06-resumed.png", full_page=True)
     figures = {

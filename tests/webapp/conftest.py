@@ -176,7 +176,8 @@ def make_refinement(trainer_refinements: list[RefinementEvent]) -> Callable[...,
 
 def socket_headers(user: AbstractUser | None, origin: str = "http://localhost") -> list[tuple[bytes, bytes]]:
     """Headers a browser sends: the Origin, and the session cookie of a signed-in user."""
-    headers = [(b"origin", origin.encode())]
+    # the socket is opened on the host the page came from (http://localhost by default)
+    headers = [(b"origin", origin.encode()), (b"host", b"localhost")]
     if user is not None:
         client = client_for(user)
         cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value

@@ -45,6 +45,20 @@ def test_production_settings_pass_the_deploy_check():
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+    shown = _manage(
+        "shell",
+        "-c",
+        "from django.conf import settings; from django.test import Client;"
+        # (the home page's redirect to the login page: no static files to look up without collectstatic)
+        "response = Client(HTTP_HOST='gridace.example.org').get('/', secure=True);"
+        "print(settings.SESSION_COOKIE_AGE, settings.AXES_FAILURE_LIMIT);"
+        "print(response['Content-Security-Policy'])",
+        env={**env, "GRIDACE_SESSION_HOURS": "8"},
+    )
+    assert shown.returncode == 0, shown.stderr
+    age, policy = shown.stdout.strip().splitlines()[-2:]
+    assert age == "28800 5"  # a shift, not two weeks; five failed log-ins lock
+    assert "script-src 'self'" in policy and "style-src 'self'" in policy and "unsafe" not in policy
 
 
 def test_production_settings_refuse_the_development_key():

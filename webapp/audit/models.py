@@ -1,4 +1,5 @@
-"""The audit log's one table. Rows are only ever inserted (on Postgres a trigger refuses the rest)."""
+"""The audit log's one table. Rows are only ever inserted: database triggers refuse the rest
+(Postgres: migration 0002, SQLite: 0003)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterator
 
 from django.db.models import QuerySet
@@ -15,6 +16,8 @@ CSV_HEADER = ["at", "actor", "action", "target_type", "target_id", "target", "be
 def audit_entry_list(
     *, action: str = "", actor: str = "", target_type: str = "", target_id: str = ""
 ) -> QuerySet[AuditEntry]:
+    if any("\x00" in value for value in (action, actor, target_type, target_id)):
+        return AuditEntry.objects.none()  # no stored value holds NUL (and Postgres refuses it in a query)
     entries = AuditEntry.objects.all()
     if action:
         entries = entries.filter(action=action)
@@ -31,9 +34,20 @@ def audit_actions() -> list[str]:
     return list(AuditEntry.objects.order_by("action").values_list("action", flat=True).distinct())
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+
+
 def _csv_safe(text: str) -> str:
-    """Defuse spreadsheet formulas: a cell starting with = + - @ is prefixed with a quote."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """Defuse spreadsheet formulas: a cell whose first visible character starts a formula is
+    prefixed with a quote. Spreadsheets skip leading spaces and read full-width and other
+    compatibility forms (＝, ﹢) as the plain sign, so those count too."""
+    if text[:1] in FORMULA_STARTS:
+        return "'" + text
+    visible = text.lstrip().lstrip(INVISIBLE).lstrip()
+    if visible and unicodedata.normalize("NFKC", visible[0])[:1] in FORMULA_STARTS:
+        return "'" + text
+    return text
 
 
 def audit_csv_rows(entries: QuerySet[AuditEntry]) -> Iterator[list[str]]:

@@ -2,6 +2,10 @@
 page needs first, then relay the pre-encoded messages that workers and services send to the
 group.
 
+While open, the socket re-checks every ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS`` that the session
+that opened it still signs its user in, and closes (code 4001) once it does not: a logout, a
+password change or an expired session ends the sockets too.
+
 Without a shared channel layer (the single-process demo) a worker process cannot reach the web
 server, so the consumer asks a selector for newer rows every ``LIVE_RELAY_INTERVAL_SECONDS``.
 
@@ -25,6 +29,7 @@ from django.conf import settings
 from webapp.accounts.permissions import socket_user_may
 from webapp.live import broadcast
 from webapp.monitoring.metrics import websocket_closed, websocket_opened
+from webapp.socket_security import SESSION_ENDED, session_still_valid
 
 
 class RelayConsumer(AsyncWebsocketConsumer):
@@ -35,6 +40,7 @@ class RelayConsumer(AsyncWebsocketConsumer):
     relay: asyncio.Task | None = None
     counted: bool = False
     """True once the socket is counted in the websockets gauge (accepted)"""
+    session_watch: asyncio.Task | None = None
 
     # ----- what subclasses say ------------------------------------------------------------
     def group_for(self) -> str:
@@ -68,6 +74,7 @@ class RelayConsumer(AsyncWebsocketConsumer):
         messages, cursor = opening
         for message in messages:
             await self.send(text_data=broadcast.encode(message))
+        self.session_watch = asyncio.create_task(self._watch_session())
         if settings.LIVE_RELAY_FROM_DB:
             self.relay = asyncio.create_task(self._relay_from_db(cursor))
 
@@ -75,10 +82,11 @@ class RelayConsumer(AsyncWebsocketConsumer):
         if self.counted:
             websocket_closed(self.scope["path"])
             self.counted = False
-        if self.relay is not None:
-            self.relay.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.relay
+        for task in (self.relay, self.session_watch):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -100,3 +108,15 @@ class RelayConsumer(AsyncWebsocketConsumer):
             messages, cursor = await database_sync_to_async(self.newer)(cursor)
             for message in messages:
                 await self.send(text_data=broadcast.encode(message))
+
+    async def _watch_session(self) -> None:
+        session = self.scope.get("session")
+        session_key = getattr(session, "session_key", None)
+        user_pk = self.scope["user"].pk
+        while True:
+            await asyncio.sleep(settings.GRIDACE_SOCKET_SESSION_CHECK_SECONDS)
+            if not await database_sync_to_async(session_still_valid)(session_key, user_pk):
+                if self.relay is not None:
+                    self.relay.cancel()
+                await self.close(code=SESSION_ENDED)
+                return

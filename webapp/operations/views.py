@@ -6,7 +6,6 @@ refusals come back as ``{"error": ...}`` with status 400 (409 when another decis
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from django.urls import reverse
 from django.views import View
 
 from ace_core.live import export_episode, zip_folder
+from webapp import validation
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.live.session_messages import decision_dict, recommendation_dict, session_dict
@@ -25,6 +25,7 @@ from webapp.operations import mirror, selectors, services
 from webapp.operations.errors import DecisionConflictError, OperationsError
 from webapp.operations.forms import SessionStartForm
 from webapp.operations.models import LiveSession, SessionStatus
+from webapp.operations.services import COMMENT_MAX_LENGTH, SPEED_RANGE
 from webapp.training.selectors import deployment_current
 
 
@@ -43,19 +44,29 @@ def _refused(error: OperationsError) -> JsonResponse:
 
 def _body(request: HttpRequest) -> dict[str, Any]:
     try:
-        data = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise OperationsError("the request body is not JSON; send a JSON object") from None
-    if not isinstance(data, dict):
-        raise OperationsError("the request body must be a JSON object")
-    return data
+        return validation.json_object(request.body)
+    except validation.InputError as error:
+        raise OperationsError(str(error)) from None
+
+
+def _checked(check: Any, *args: Any, **kwargs: Any) -> Any:
+    """A field of the body through a :mod:`webapp.validation` check, refused as OperationsError."""
+    try:
+        return check(*args, **kwargs)
+    except validation.InputError as error:
+        raise OperationsError(str(error)) from None
 
 
 def _int_field(data: dict[str, Any], name: str) -> int:
-    value = data.get(name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise OperationsError(f"{name} is missing or not an integer (got {value!r})")
-    return value
+    return _checked(validation.integer, data.get(name), name)
+
+
+def _comment(data: dict[str, Any]) -> str:
+    return _checked(validation.text, data.get("comment", ""), "comment", max_length=COMMENT_MAX_LENGTH)
+
+
+def _action(data: dict[str, Any]) -> dict[str, Any]:
+    return _checked(validation.live_action, data.get("action"))
 
 
 class SessionListView(PermissionGate, View):
@@ -134,9 +145,11 @@ class ControlView(_JsonAction):
 
     def act(self, request, session, data, **kwargs):
         speed = data.get("speed_seconds")
-        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)):
-            raise OperationsError(f"speed_seconds must be a number of seconds (got {speed!r})")
-        command = data.get("command")
+        if speed is not None:
+            speed = _checked(
+                validation.number, speed, "speed_seconds", low=SPEED_RANGE[0], high=SPEED_RANGE[1]
+            )
+        command = _checked(validation.text, data.get("command"), "command", max_length=20)
         if command == "stop" and not request.user.has_perm(roles.START_SESSIONS):
             raise OperationsError("only engineers may stop a session; pause it instead")
         updated = services.session_control(
@@ -152,8 +165,8 @@ class DecideView(_JsonAction):
             recommendation_id=_int_field(data, "recommendation"),
             user=request.user,
             step=_int_field(data, "step"),
-            decision=data.get("decision"),
-            comment=str(data.get("comment", "")),
+            decision=_checked(validation.text, data.get("decision"), "decision", max_length=20),
+            comment=_comment(data),
         )
         return {"decision": decision_dict(decision)}
 
@@ -161,9 +174,7 @@ class DecideView(_JsonAction):
 class WhatIfView(_JsonAction):
     def act(self, request, session, data, **kwargs):
         return {
-            "what_if": mirror.what_if(
-                session=session, step=_int_field(data, "step"), action=data.get("action")
-            )
+            "what_if": mirror.what_if(session=session, step=_int_field(data, "step"), action=_action(data))
         }
 
 
@@ -173,8 +184,8 @@ class ApplyView(_JsonAction):
             session_id=session.pk,
             user=request.user,
             step=_int_field(data, "step"),
-            action=data.get("action"),
-            comment=str(data.get("comment", "")),
+            action=_action(data),
+            comment=_comment(data),
         )
         return {"decision": decision_dict(decision)}
 

@@ -7,6 +7,7 @@ from django import forms
 from webapp.review.models import COMMENT_MAX_LENGTH
 from webapp.review.selectors import SIMULATION_FILTERS, STATUS_FILTERS
 from webapp.review.services import DECISIONS
+from webapp.validation import AsciiIntegerField
 
 
 class DecisionForm(forms.Form):
@@ -28,7 +29,7 @@ class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(
         choices=[(name, name) for name in STATUS_FILTERS], required=False, initial="pending"
     )
-    run = forms.IntegerField(required=False, min_value=1, label="run id")
+    run = AsciiIntegerField(required=False, min_value=1, label="run id")
     simulation = forms.ChoiceField(
         choices=[("any", "any"), ("accepted", "accepted by simulation"), ("not_accepted", "not accepted")],
         required=False,

@@ -18,6 +18,7 @@ from webapp.review.forms import DecisionForm, QueueFilterForm
 from webapp.review.models import Refinement
 from webapp.review.services import refinement_decide
 from webapp.training.selectors import run_get
+from webapp.validation import query_id
 
 PAGE_SIZE = 50
 
@@ -119,10 +120,10 @@ class ShapingListView(PermissionGate, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         run_id = request.GET.get("run", "")
-        if run_id and not run_id.isdigit():
-            messages.error(request, f"run {run_id!r} is not a run id (a whole number); showing all runs")
+        if run_id and query_id(run_id) is None:
+            messages.error(request, f"run {run_id[:20]!r} is not a run id (digits 0-9); showing all runs")
             run_id = ""
-        page = Paginator(selectors.shaping_list(run_id=int(run_id) if run_id else None), PAGE_SIZE).get_page(
-            request.GET.get("page")
-        )
+        page = Paginator(
+            selectors.shaping_list(run_id=query_id(run_id) if run_id else None), PAGE_SIZE
+        ).get_page(request.GET.get("page"))
         return render(request, "review/shaping_list.html", {"page": page, "run_id": run_id})

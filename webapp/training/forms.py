@@ -3,6 +3,7 @@ field's docstring, errors from :meth:`TrainConfig.validate` put on the field the
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -23,6 +24,14 @@ from ace_core.errors import ConfigError
 from webapp.training.selectors import env_names
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
 from webapp.training.services.runs import LABEL_MAX_LENGTH
+from webapp.validation import (
+    DB_INT_MAX,
+    AsciiFloatField,
+    AsciiIntegerField,
+    InputError,
+    confined_file,
+    model_reference,
+)
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "head": HEADS,
@@ -96,10 +105,24 @@ def _config_field(field: ConfigField, default: Any, help_text: str) -> forms.Fie
     if isinstance(default, bool):
         return forms.BooleanField(required=False, **options)
     if isinstance(default, int):
-        return forms.IntegerField(**options)
+        accepted = accepted_range(field.name, default)
+        return AsciiIntegerField(min_value=-DB_INT_MAX, accepted=accepted, **options)
     if isinstance(default, float):
-        return forms.FloatField(**options)
+        return AsciiFloatField(accepted=accepted_range(field.name, default), **options)
     return forms.CharField(required=False, max_length=500, **options)
+
+
+@functools.cache
+def accepted_range(name: str, default: int | float) -> str:
+    """The range TrainConfig.validate accepts for a number field, read from its refusal of an
+    extreme value, so that a form error says it before TrainConfig is reached."""
+    for extreme in (-(10**15), 10**15):
+        try:
+            TrainConfig(**{name: type(default)(extreme)}).validate()
+        except ConfigError as error:
+            if str(error).startswith(f"{name}=") and "accepted: " in str(error):
+                return str(error).split("accepted: ", 1)[1]
+    return "a whole number" if isinstance(default, int) else "a number"
 
 
 def config_field_for_message(message: str, names: list[str]) -> str | None:
@@ -115,9 +138,23 @@ def config_form_fields() -> dict[str, forms.Field]:
     return {field.name: _config_field(field, field.default, field.doc) for field in config_fields()}
 
 
+PATH_FIELDS = {"action_subset": confined_file, "llm_model": model_reference}
+"""fields that name a file or folder on the server: confined to the runs and data folders"""
+
+
+def clean_paths(form: forms.BaseForm, cleaned: dict[str, Any]) -> None:
+    for name, check in PATH_FIELDS.items():
+        if cleaned.get(name):
+            try:
+                cleaned[name] = check(cleaned[name], name)
+            except InputError as error:
+                form.add_error(name, str(error))
+
+
 def clean_config(form: forms.BaseForm, cleaned: dict[str, Any]) -> dict[str, Any]:
     """Put the validated TrainConfig in ``cleaned["config"]``, or its error on the field it names."""
     names = [field.name for field in config_fields()]
+    clean_paths(form, cleaned)
     if any(name in form.errors for name in names):
         return cleaned  # type errors first; TrainConfig is checked once they are fixed
     values = {name: cleaned[name] for name in names if name in cleaned}
@@ -155,7 +192,7 @@ class TrainConfigForm(forms.Form):
 
 class EvaluationForm(forms.Form):
     split = forms.ChoiceField(choices=[(split, split) for split in SPLITS], initial="test")
-    nb_episode = forms.IntegerField(
+    nb_episode = AsciiIntegerField(
         label="episodes",
         min_value=1,
         max_value=MAX_EPISODES,

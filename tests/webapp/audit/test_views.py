@@ -69,3 +69,22 @@ def test_engineers_read_the_log_but_do_not_export_it(engineer, make_run):
 def test_system_decisions_are_recorded_without_an_actor(make_run):
     entry = audit_record(actor=None, action="run.recover.failed", target=make_run(), comment="worker lost")
     assert entry.actor_name == "system"
+
+
+def test_csv_export_defuses_formulas_behind_spaces_and_full_width_signs(reviewer):
+    risky = [" =1+1", "  +cmd", "\u3000＝HYPERLINK(1)", "＋1", "－1", "＠SUM(A1)", "\u200b=x", "\n=x", "﹦1"]
+    harmless = ["plain", "a=b", "", "  spaced words"]
+    for comment in risky + harmless:
+        audit_record(actor=reviewer, action="test.csv", target=reviewer, comment=comment)
+    response = client_for(reviewer).get(reverse("audit:export"), {"action": "test.csv"})
+    comments = [row[8] for row in csv.reader(io.StringIO(response.content.decode()))][1:]
+    assert comments == ["'" + c for c in risky] + harmless
+
+
+def test_filters_with_nul_characters_list_nothing_instead_of_failing(reviewer):
+    # found by fuzzing: Postgres text cannot hold NUL, so the filter query itself failed (500)
+    client = client_for(reviewer)
+    for name in ("action", "actor", "target_type", "target_id"):
+        assert client.get(reverse("audit:entry_list"), {name: "run.launch\x00"}).status_code == 200
+        export = client.get(reverse("audit:export"), {name: "\x00"})
+        assert export.status_code == 200 and len(export.content.decode().splitlines()) == 1  # the header

@@ -75,7 +75,10 @@ def test_console_endpoints_refuse_bad_input_with_the_reason(make_session, operat
     response = _post(client, decide, {"recommendation": rec.pk, "step": 0, "decision": "accept"})
     assert response.status_code == 400 and "step 0 is stale" in response.json()["error"]
     response = _post(client, decide, {"recommendation": rec.pk, "step": "1", "decision": "accept"})
-    assert response.status_code == 400 and "step is missing or not an integer" in response.json()["error"]
+    assert (
+        response.status_code == 400
+        and "step must be a whole number from 0 to 2147483647" in response.json()["error"]
+    )
     assert (
         _post(client, decide, {"recommendation": rec.pk, "step": 1, "decision": "accept"}).status_code == 200
     )

@@ -168,3 +168,13 @@ def test_admin_bulk_approve_skips_decided_ones(reviewer, make_run, make_refineme
     first.refresh_from_db()
     second.refresh_from_db()
     assert (first.status, second.status) == (RefinementStatus.REJECTED, RefinementStatus.APPROVED)
+
+
+def test_shapings_and_queue_filters_refuse_non_ascii_and_huge_run_ids(reviewer):
+    client = client_for(reviewer)
+    for value in ("²", "١٢", str(10**30), "-1", "9" * 5000):
+        response = client.get(reverse("review:shaping_list"), {"run": value})
+        assert response.status_code == 200, value
+        assert "is not a run id (digits 0-9); showing all runs" in response.content.decode(), value
+        queue = client.get(reverse("review:queue"), {"run": value})
+        assert queue.status_code == 200 and "some filters were not valid" in queue.content.decode(), value

@@ -84,7 +84,13 @@ def test_launching_from_the_page_queues_the_run(engineer):
     ("overrides", "field", "message"),
     [
         ({"gamma": "1.5"}, "gamma", "gamma=1.5 is out of range; accepted: 0.0 to 1.0"),
-        ({"steps": "many"}, "steps", "Enter a whole number."),
+        ({"steps": "many"}, "steps", "Enter a whole number in digits 0-9; accepted: 1 to 100000000."),
+        ({"steps": "1e12"}, "steps", "Enter a whole number in digits 0-9; accepted: 1 to 100000000."),
+        ({"steps": str(10**20)}, "steps", "accepted: 1 to 100000000"),
+        ({"steps": "١٢"}, "steps", "digits 0-9"),
+        ({"seed": "１０"}, "seed", "digits 0-9; accepted: 0 to 2147483647"),
+        ({"gamma": "٠.٥"}, "gamma", "digits 0-9"),
+        ({"gamma": "nan"}, "gamma", "accepted: 0.0 to 1.0"),
         ({"env": "atlantis"}, "env", "unknown env atlantis; available here:"),
         ({"head": "wide"}, "head", "wide is not accepted; choose one of: auto, flat, factorised"),
         ({"learning_starts": "8"}, "learning_starts", "learning_starts (8) must be at least batch_size (32)"),
@@ -160,7 +166,7 @@ def test_evaluate_and_deploy_from_the_page(engineer, make_run):
     response = client.post(
         reverse("training:run_evaluate", args=[run.pk]), {"split": "test", "nb_episode": "0"}, follow=True
     )
-    assert "nb_episode: Ensure this value is greater than or equal to 1." in response.content.decode()
+    assert "nb_episode: Enter a whole number in digits 0-9; accepted: 1 to " in response.content.decode()
     response = client.post(
         reverse("training:run_evaluate", args=[run.pk]), {"split": "test", "nb_episode": "2"}, follow=True
     )

@@ -4,7 +4,9 @@ Migrates the database (a SQLite file under ``var/`` unless ``DATABASE_URL`` says
 creates the demo users, deploys a policy for the live console and starts a live session with it
 (see :func:`live_demo_setup`), starts the web server (daphne), a training worker (db_worker), the
 live feed and the watchdog, launches a short training run on a bundled grid with the offline
-default LLM, and prints the address and the logins. Ctrl-C stops everything it started. Running
+default LLM, and prints the address and the logins. Ctrl-C, SIGTERM and SIGHUP stop everything it
+started (see :mod:`webapp.children`); when its port is taken (by an earlier demo that was killed,
+say) it names the process holding it and stops before starting anything. Running
 it again reuses what the previous run set up (users, policy, live session, a demo run still
 queued or running) instead of making copies.
 
@@ -15,8 +17,6 @@ unless ``--live-policy-steps`` says otherwise).
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +37,7 @@ from django.utils import timezone
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
+from webapp import children as child_processes
 from webapp.audit.services import audit_record
 from webapp.operations.models import LIVE_STATUSES, LiveSession, SessionStatus
 from webapp.operations.services import session_start
@@ -225,6 +226,34 @@ class Command(BaseCommand):
         live_policy_steps: int | None,
         **options: Any,
     ) -> None:
+        self._check_port(port)
+        with child_processes.stopping_on_signals():
+            try:
+                self._run(port, no_run, assignments, check, no_live, live_policy_steps)
+            except child_processes.Stopped as stopped:
+                self.stdout.write(f"\n{stopped}; the demo's processes are stopped")
+
+    def _check_port(self, port: int) -> None:
+        if child_processes.port_free("127.0.0.1", port):
+            return
+        holder = child_processes.port_holder(port)
+        if holder is None:
+            raise CommandError(f"port {port} is in use by another process; stop it or choose --port")
+        hint = " (an earlier demo that did not stop cleanly)" if "webapp.asgi" in holder else ""
+        raise CommandError(
+            f"port {port} is held by {holder}{hint}; stop it with `kill {holder.split()[1].rstrip(':')}` "
+            "or choose another port with --port"
+        )
+
+    def _run(
+        self,
+        port: int,
+        no_run: bool,
+        assignments: list[str],
+        check: bool,
+        no_live: bool,
+        live_policy_steps: int | None,
+    ) -> None:
         root = Path(settings.BASE_DIR)
         call_command("migrate", "--noinput", verbosity=0)
         call_command("seed_demo", stdout=self.stdout)
@@ -287,7 +316,9 @@ class Command(BaseCommand):
                     "check passed: the site answers, the worker started the run, the grid moves"
                 )
                 return
-            self.stdout.write("Ctrl-C stops the server, the workers, the live feed and the watchdog.")
+            self.stdout.write(
+                "Ctrl-C (or SIGTERM, SIGHUP) stops the server, the workers, the live feed and the watchdog."
+            )
             while all(child.poll() is None for child in children):
                 time.sleep(0.5)
             dead = [child.args[2] for child in children if child.poll() is not None]
@@ -295,11 +326,10 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("\nstopping…")
         finally:
-            self._stop(children)
+            child_processes.stop(children)
 
     def _start(self, root: Path, name: str, command: list[str]) -> subprocess.Popen:
-        # Own process group: Ctrl-C reaches this command only, which then stops each child in turn.
-        return subprocess.Popen(command, cwd=root, env=os.environ.copy(), start_new_session=True)
+        return child_processes.start(command, cwd=root)
 
     def _wait_for_web(self, url: str, web: subprocess.Popen, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -353,14 +383,3 @@ class Command(BaseCommand):
                 return
             time.sleep(0.3)
         raise CommandError(f"the live feed did not step the demo live session within {timeout:g} s")
-
-    def _stop(self, children: list[subprocess.Popen]) -> None:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        for child in children:
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()

@@ -1,0 +1,125 @@
+"""Websockets: the Origin must be exactly the site's (scheme, host and port) or a trusted origin,
+and an open socket closes within seconds of its session ending (logout, password change,
+expiry)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
+from django.contrib.sessions.models import Session
+from django.urls import reverse
+from django.utils import timezone
+
+from tests.webapp.conftest import client_for, communicator
+from webapp.socket_security import SESSION_ENDED
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+def _signed_in(user):
+    client = client_for(user)
+    cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value
+    return client, cookie
+
+
+def _headers(cookie: str, origin: str, host: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"origin", origin.encode()),
+        (b"host", host.encode()),
+        (b"cookie", f"{django_settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+    ]
+
+
+async def _opens(cookie: str, origin: str, host: str = "localhost", scheme: str | None = None) -> bool:
+    socket = communicator("/ws/review/", _headers(cookie, origin, host))
+    if scheme:
+        socket.scope["scheme"] = scheme
+    connected, _ = await socket.connect()
+    if connected:
+        await socket.disconnect()
+    return connected
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "scheme"),
+    [
+        ("http://localhost:3000", "localhost", None),  # another app on the same host
+        ("http://127.0.0.1:9999", "127.0.0.1:8000", None),  # another port
+        ("https://localhost", "localhost", None),  # https page, plain socket
+        ("http://localhost:8000", "localhost:8000", "wss"),  # plain page, TLS socket
+        ("http://evil.example", "evil.example", None),  # a host this site does not serve
+        ("http://localhost.evil.example", "localhost", None),
+        ("null", "localhost", None),
+        ("http://localhost/path", "localhost", None),
+    ],
+)
+async def test_a_foreign_origin_is_refused(reviewer, origin, host, scheme):
+    _, cookie = await sync_to_async(_signed_in)(reviewer)
+    assert not await _opens(cookie, origin, host, scheme)
+
+
+async def test_the_sites_own_origin_and_trusted_origins_are_accepted(reviewer, settings):
+    settings.CSRF_TRUSTED_ORIGINS = ["https://gridace.example.org"]
+    _, cookie = await sync_to_async(_signed_in)(reviewer)
+    assert await _opens(cookie, "http://localhost", "localhost")
+    assert await _opens(cookie, "http://127.0.0.1:8000", "127.0.0.1:8000")
+    assert await _opens(cookie, "https://localhost:8443", "localhost:8443", scheme="wss")
+    assert await _opens(cookie, "https://localhost", "localhost:443", scheme="wss")
+    # behind a proxy the socket's Host is internal; the public origin is trusted by configuration
+    assert await _opens(cookie, "https://gridace.example.org", "localhost:8000")
+    assert not await _opens(cookie, "http://gridace.example.org", "localhost:8000")
+
+
+async def _closed_within(socket, seconds: float) -> dict:
+    """Read until the server closes the socket; fail if it stays open ``seconds``."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        remaining = deadline - asyncio.get_running_loop().time()
+        assert remaining > 0, "the socket is still open"
+        output = await socket.receive_output(timeout=remaining)
+        if output["type"] == "websocket.close":
+            return output
+
+
+async def _open_for(socket, seconds: float) -> None:
+    """Read what the socket sends for ``seconds``; fail if the server closes it."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while (remaining := deadline - asyncio.get_running_loop().time()) > 0:
+        # (receive_output's timeout would cancel the application: wait without it)
+        if await socket.receive_nothing(timeout=remaining):
+            return
+        output = await socket.receive_output()
+        assert output["type"] != "websocket.close", output
+
+
+def _end_by_logout(client, user, cookie):
+    client.post(reverse("accounts:logout"))
+
+
+def _end_by_password_change(client, user, cookie):
+    user.set_password("another-long-password-456")
+    user.save()
+
+
+def _end_by_expiry(client, user, cookie):
+    Session.objects.filter(session_key=cookie).update(
+        expire_date=timezone.now() - datetime.timedelta(seconds=1)
+    )
+
+
+@pytest.mark.parametrize("end", [_end_by_logout, _end_by_password_change, _end_by_expiry])
+async def test_an_open_socket_closes_when_its_session_ends(reviewer, settings, end):
+    settings.GRIDACE_SOCKET_SESSION_CHECK_SECONDS = 0.5
+    client, cookie = await sync_to_async(_signed_in)(reviewer)
+    socket = communicator("/ws/review/", _headers(cookie, "http://localhost", "localhost"))
+    connected, _ = await socket.connect()
+    assert connected
+    await _open_for(socket, 1.2)  # a few checks pass while the session is valid
+    await sync_to_async(end)(client, reviewer, cookie)
+    closed = await _closed_within(socket, 5)
+    assert closed["code"] == SESSION_ENDED
+    await socket.wait()

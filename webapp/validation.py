@@ -1,0 +1,263 @@
+"""What browsers and API clients send, checked in one place before it reaches a service.
+
+* JSON bodies: size, nesting depth, numbers (no 5,000-digit integers, no NaN or infinities), and
+  a JSON object at the top.
+* Fields of a JSON body, typed strictly (a string is not a number, ``true`` is not an integer)
+  and bounded (never more than a database integer holds).
+* Live actions (``{"kind": ..., ...}``): the same strict types on each part; the grid's own checks
+  (which line, which substation) stay in :func:`ace_core.live.parse_action`.
+* Form fields that take ASCII digits only (``int("١٢")`` is 12 in Python) with the accepted range
+  in every error.
+* Paths a user may name, confined to the runs and data folders.
+
+Every refusal is an :class:`InputError` whose message names the field and what is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+DB_INT_MAX = 2**31 - 1
+"""the largest value an integer column holds on every supported database"""
+MAX_BODY_BYTES = 64 * 1024
+MAX_DEPTH = 16
+MAX_NUMBER_CHARS = 40
+"""JSON numbers longer than this are refused before Python converts them"""
+MAX_ACTION_PAIRS = 64
+
+ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+class InputError(ValueError):
+    """Refused input; the message names the field and what is accepted."""
+
+
+# ----- JSON bodies ---------------------------------------------------------------------------
+def _depth(text: str) -> int:
+    """The deepest nesting of arrays and objects, without recursing (``[`` x 100,000 is fine)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _json_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise InputError(f"a number of {len(text)} digits is refused; accepted: at most {MAX_NUMBER_CHARS}")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise InputError(
+            f"a number of {len(text)} characters is refused; accepted: at most {MAX_NUMBER_CHARS}"
+        )
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError(f"{text} is too large; accepted: finite numbers")
+    return value
+
+
+def _json_constant(name: str) -> None:
+    raise InputError(f"{name} is not a JSON number; accepted: finite numbers")
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """The JSON object of a request body (an empty body is ``{}``)."""
+    if len(body) > MAX_BODY_BYTES:
+        raise InputError(f"the request body has {len(body)} bytes; accepted: at most {MAX_BODY_BYTES}")
+    try:
+        text = (body or b"{}").decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the request body is not UTF-8 text; send a JSON object") from None
+    if _depth(text) > MAX_DEPTH:
+        raise InputError(f"the request body is nested too deeply; accepted: at most {MAX_DEPTH} levels")
+    try:
+        data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except (json.JSONDecodeError, RecursionError):
+        raise InputError("the request body is not JSON; send a JSON object") from None
+    if not isinstance(data, dict):
+        raise InputError(f"the request body must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+# ----- fields of a JSON object -----------------------------------------------------------------
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def integer(value: Any, name: str, *, low: int = 0, high: int = DB_INT_MAX) -> int:
+    """A JSON integer from ``low`` to ``high`` (``"3"``, ``3.0`` and ``true`` are refused)."""
+    if not _is_int(value) or not low <= value <= high:
+        raise InputError(f"{name} must be a whole number from {low} to {high} (got {_shown(value)})")
+    return value
+
+
+def number(value: Any, name: str, *, low: float, high: float) -> float:
+    """A JSON number (integer or decimal) from ``low`` to ``high``."""
+    if not (_is_int(value) or isinstance(value, float)) or not low <= value <= high:
+        raise InputError(f"{name} must be a number from {low} to {high} (got {_shown(value)})")
+    return float(value)
+
+
+def text(value: Any, name: str, *, max_length: int) -> str:
+    """A JSON string of at most ``max_length`` characters, without NUL (no database text holds it)."""
+    if not isinstance(value, str) or len(value) > max_length or "\x00" in value:
+        raise InputError(
+            f"{name} must be text of at most {max_length} characters, without NUL (got {_shown(value)})"
+        )
+    return value
+
+
+def _shown(value: Any) -> str:
+    shown = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def live_action(value: Any, name: str = "action") -> dict[str, Any]:
+    """An action's parts with strict types; the grid checks the rest (which line, substation)."""
+    if not isinstance(value, dict):
+        raise InputError(f"{name} must be a JSON object with a 'kind' (got {_shown(value)})")
+    checked: dict[str, Any] = {"kind": text(value.get("kind"), f"{name}.kind", max_length=20)}
+    for part in ("index", "line", "substation"):
+        if part in value:
+            checked[part] = integer(value[part], f"{name}.{part}")
+    if "status" in value:
+        checked["status"] = text(value["status"], f"{name}.status", max_length=20)
+    if "set" in value:
+        pairs = value["set"]
+        if not isinstance(pairs, list) or len(pairs) > MAX_ACTION_PAIRS:
+            raise InputError(f"{name}.set must be a list of at most {MAX_ACTION_PAIRS} [element, bus] pairs")
+        for pair in pairs:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise InputError(f"{name}.set: {_shown(pair)} is not an [element, bus] pair")
+            integer(pair[0], f"{name}.set element")
+            integer(pair[1], f"{name}.set bus", low=1, high=2)
+        checked["set"] = pairs
+    return checked
+
+
+def query_id(value: str) -> int | None:
+    """An id from a query string (ASCII digits, at most what a database integer holds), else None."""
+    value = value.strip()
+    if len(value) > 10 or not ASCII_INTEGER.fullmatch(value) or value[0] in "+-":
+        return None
+    number = int(value)
+    return number if number <= DB_INT_MAX else None
+
+
+# ----- form fields -------------------------------------------------------------------------------
+class AsciiIntegerField(forms.IntegerField):
+    """Whole numbers in ASCII digits, bounded (by default to what a database integer holds); every
+    error says what is accepted. ``accepted`` replaces the range in messages when the real range
+    is checked later (e.g. by :meth:`ace_core.config.TrainConfig.validate`)."""
+
+    def __init__(
+        self, *, min_value: int = 0, max_value: int = DB_INT_MAX, accepted: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
+        message = (
+            f"Enter a whole number in digits 0-9; accepted: {accepted or f'{min_value} to {max_value}'}."
+        )
+        self.error_messages.update(invalid=message, min_value=message, max_value=message)
+
+    def to_python(self, value: Any) -> int | None:
+        if value in self.empty_values:
+            return None
+        stripped = str(value).strip()
+        if len(stripped) > 20 or not ASCII_INTEGER.fullmatch(stripped):
+            raise ValidationError(self.error_messages["invalid"], code="invalid")
+        return int(stripped)
+
+
+class AsciiFloatField(forms.FloatField):
+    """Finite decimal numbers in ASCII digits, bounded; every error says what is accepted."""
+
+    def __init__(
+        self, *, min_value: float = -1e15, max_value: float = 1e15, accepted: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
+        message = (
+            f"Enter a number in digits 0-9 (e.g. 0.5); accepted: {accepted or f'{min_value} to {max_value}'}."
+        )
+        self.error_messages.update(invalid=message, min_value=message, max_value=message)
+
+    def to_python(self, value: Any) -> float | None:
+        if value in self.empty_values:
+            return None
+        stripped = str(value).strip()
+        if len(stripped) > MAX_NUMBER_CHARS or not ASCII_NUMBER.fullmatch(stripped):
+            raise ValidationError(self.error_messages["invalid"], code="invalid")
+        number = float(stripped)
+        if not math.isfinite(number):
+            raise ValidationError(self.error_messages["invalid"], code="invalid")
+        return number
+
+    def validate(self, value: Any) -> None:
+        forms.Field.validate(self, value)  # FloatField's own check says only "Enter a number."
+
+
+# ----- paths -------------------------------------------------------------------------------------
+def allowed_roots() -> list[Path]:
+    """Folders a user may name files in: the runs folder and the data folder."""
+    return [Path(settings.GRIDACE_RUNS_DIR).resolve(), Path(settings.GRIDACE_DATA_DIR).resolve()]
+
+
+def confined_file(value: str, name: str) -> str:
+    """The resolved path of a file inside the runs or data folder. A relative path is read from
+    the data folder. The one refusal is the same whether or not a path outside exists."""
+    roots = allowed_roots()
+    refusal = InputError(
+        f"{name} must name a file inside the data folder ({roots[1]}) or the runs folder ({roots[0]})"
+    )
+    if "\x00" in value:
+        raise refusal
+    path = Path(value)
+    resolved = (path if path.is_absolute() else roots[1] / path).resolve()
+    if not any(resolved.is_relative_to(root) for root in roots):
+        raise refusal
+    if not resolved.is_file():
+        raise InputError(f"{name}: {value!r} is not a file in {roots[1]} or {roots[0]}")
+    return str(resolved)
+
+
+HF_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)?")
+
+
+def model_reference(value: str, name: str) -> str:
+    """A model a user names: a hub-style id (``org/name``, read from the local cache) or a model
+    folder inside the runs or data folder; any other path is refused without saying whether it
+    exists."""
+    if not value or (HF_MODEL_ID.fullmatch(value) and ".." not in value):
+        return value
+    roots = allowed_roots()
+    resolved = Path(value).resolve() if Path(value).is_absolute() else (roots[1] / value).resolve()
+    if "\x00" in value or not any(resolved.is_relative_to(root) for root in roots):
+        raise InputError(
+            f"{name} must be a model id such as org/name or a folder inside the data folder "
+            f"({roots[1]}) or the runs folder ({roots[0]})"
+        )
+    return str(resolved)
