@@ -115,3 +115,12 @@ def test_the_compare_page_has_no_inline_code(engineer, make_run):
     run = make_run()
     html = client_for(engineer).get(reverse("training:run_compare"), {"run": run.pk}).content.decode()
     _no_inline_code(html)
+
+
+def test_launch_run_command_starts_from_a_recipe_and_refuses_unknown_ones(engineer):
+    from django.core.management import CommandError, call_command
+
+    call_command("launch_run", "--user", engineer.username, "--recipe", "sac-14bus", "--set", "seed=2")
+    assert TrainingRun.objects.get().config == RECIPES["sac-14bus"].config(seed=2).to_dict()
+    with pytest.raises(CommandError, match="unknown recipe 'fast'; accepted: ace-14bus-offline"):
+        call_command("launch_run", "--user", engineer.username, "--recipe", "fast")
