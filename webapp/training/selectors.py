@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import FloatField, Max, Q, QuerySet
+from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
 
@@ -38,11 +38,15 @@ RUN_AGENT = "ace"
 def _with_outcomes(runs: QuerySet[TrainingRun]) -> QuerySet[TrainingRun]:
     """Each run with ``best_validation_survival``: the highest mean survival of its policy over
     its finished validation evaluations (None when it has none)."""
-    survival = KeyTextTransform("survival_mean", KeyTransform(RUN_AGENT, "evaluations__results"))
-    finished_validation = Q(evaluations__split="validation", evaluations__status=EvaluationStatus.SUCCEEDED)
-    return runs.annotate(
-        best_validation_survival=Max(Cast(survival, FloatField()), filter=finished_validation)
+    survival = Cast(KeyTextTransform("survival_mean", KeyTransform(RUN_AGENT, "results")), FloatField())
+    best = (
+        Evaluation.objects.filter(run=OuterRef("pk"), split="validation", status=EvaluationStatus.SUCCEEDED)
+        .annotate(survival=survival)
+        .filter(survival__isnull=False)
+        .order_by("-survival")
+        .values("survival")[:1]
     )
+    return runs.annotate(best_validation_survival=Subquery(best, output_field=FloatField()))
 
 
 def run_list(*, status: str = "") -> QuerySet[TrainingRun]:
