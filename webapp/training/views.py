@@ -1,5 +1,6 @@
-"""Engineers' pages: run list, launch form, run detail (live charts), the comparison of several
-runs, and the POST actions cancel, resume, evaluate and deploy. Views call selectors to read and services to write."""
+"""Engineers' pages: run list, launch form (from a named recipe), run detail (live charts), the
+comparison of several runs, and the POST actions cancel, resume, evaluate and deploy. Views call
+selectors to read and services to write."""
 
 from __future__ import annotations
 
