@@ -210,7 +210,11 @@ class TrainConfigForm(forms.Form):
 
 
 class EvaluationForm(forms.Form):
-    split = forms.ChoiceField(choices=[(split, split) for split in SPLITS], initial="test")
+    split = forms.ChoiceField(
+        choices=[(split, split) for split in SPLITS],
+        initial="validation",
+        help_text="validation to choose between runs (the runs list shows the best); test for the final figure",
+    )
     nb_episode = forms.IntegerField(
         label="episodes",
         min_value=1,

@@ -201,3 +201,11 @@ def test_a_real_evaluation_reaches_the_runs_list_and_the_compare_page(make_run, 
     ]
     [curve] = response.context["curves"]
     assert curve["metrics"]["losses/qf1_loss"]["step"] == [50, 100]  # the trainer's own metric names
+
+
+def test_runs_are_evaluated_on_the_validation_split_unless_asked_otherwise(engineer, make_run):
+    from tests.webapp.training.test_views import _succeeded_run
+
+    run = _succeeded_run(make_run)
+    html = client_for(engineer).get(reverse("training:run_detail", args=[run.pk])).content.decode()
+    assert '<option value="validation" selected>validation</option>' in html
