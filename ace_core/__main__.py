@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,subset,mine,pretrain,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,recipes,subset,mine,pretrain,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -42,7 +42,12 @@ def _add_config_flags(parser: argparse.ArgumentParser) -> None:
 
 def _config_from(args: argparse.Namespace) -> TrainConfig:
     values = {f.name: getattr(args, f.name) for f in config_fields()}
-    return TrainConfig(**{k: v for k, v in values.items() if v is not None})
+    explicit = {k: v for k, v in values.items() if v is not None}
+    if getattr(args, "recipe", None):
+        from ace_core.recipes import recipe_get
+
+        return recipe_get(args.recipe).config(**explicit)  # explicit flags override the recipe
+    return TrainConfig(**explicit)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -52,6 +57,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ace_core.train import Trainer, write_summary
 
     out = Path(args.out)
+    if args.resume and args.recipe:
+        raise ConfigError(
+            "--recipe does not apply to --resume: a resume continues with the run's own settings"
+        )
     config = _config_from(args)
     if args.resume:
         saved = TrainConfig.from_dict(load_checkpoint(out / CHECKPOINT_NAME)["config"])
@@ -160,6 +169,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recipes(args: argparse.Namespace) -> int:
+    from ace_core.recipes import RECIPES
+
+    for recipe in RECIPES.values():
+        print(json.dumps({"name": recipe.name, "envs": list(recipe.envs), "settings": dict(recipe.settings)}))
+        print(f"  {recipe.description}")
+    return 0
+
+
 def cmd_subset(args: argparse.Namespace) -> int:
     from ace_core.subset import frequent_topologies, save_subset
 
@@ -226,6 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run directory (checkpoint.pt, metrics.jsonl, events.jsonl, tensorboard/)",
     )
     train.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    train.add_argument(
+        "--recipe",
+        default=None,
+        help="start from a named recipe (python -m ace_core recipes lists them); explicit flags override it",
+    )
     _add_config_flags(train)
     train.set_defaults(func=cmd_train)
 
@@ -327,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
     pretrain.add_argument("--seed", type=int, default=0)
     pretrain.set_defaults(func=cmd_pretrain)
+
+    recipes = sub.add_parser("recipes", help="list the named training recipes (for train --recipe)")
+    recipes.set_defaults(func=cmd_recipes)
 
     envs = sub.add_parser("envs", help="list the environments available here")
     envs.set_defaults(func=cmd_envs)

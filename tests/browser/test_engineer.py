@@ -39,6 +39,9 @@ def test_engineer_launches_a_tiny_run_and_sees_its_chart_grow(
         page.goto(f"{server}/runs/launch/")
         page.screenshot(path=artifacts / "02-launch-form.png", full_page=True)
 
+        # No recipe (the trainer's defaults, no LLM), then the settings under Advanced.
+        page.select_option("#id_recipe", "")
+        page.click("#advanced > summary")
         # A bad value is refused on its field, with what is accepted.
         for name, value in {**TINY, "gamma": "1.5"}.items():
             page.fill(f"#id_{name}", value) if name != "env" else page.select_option("#id_env", value)

@@ -31,6 +31,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "accounts:home": ("any", "get"),
     "training:run_list": ("engineer", "get"),
     "training:run_launch": ("engineer", "get"),
+    "training:run_compare": ("engineer", "get"),
     "training:run_detail": ("engineer", "get"),
     "training:run_cancel": ("engineer", "post"),
     "training:run_resume": ("engineer", "post"),
@@ -151,6 +152,8 @@ _NO_ARGS = {"operations:session_list", "operations:session_start"}
 
 def _url(name: str, objects: dict[str, Any]) -> str:
     run, refinement, checkpoint = objects["run"], objects["refinement"], objects["checkpoint"]
+    if name == "training:run_compare":  # the runs to compare are in the query string
+        return f"{reverse(name)}?run={run.pk}"
     args = {
         "training:run_detail": [run.pk],
         "training:run_cancel": [run.pk],

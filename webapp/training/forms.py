@@ -21,7 +21,8 @@ from ace_core.config import (
     config_fields,
 )
 from ace_core.errors import ConfigError
-from webapp.training.selectors import env_names
+from ace_core.recipes import RECIPES, recipe_get
+from webapp.training.selectors import COMPARE_MAX_RUNS, env_names
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
 from webapp.training.services.runs import LABEL_MAX_LENGTH
 from webapp.validation import (
@@ -165,17 +166,67 @@ def clean_config(form: forms.BaseForm, cleaned: dict[str, Any]) -> dict[str, Any
     return cleaned
 
 
+CUSTOM_RECIPE = ""
+CUSTOM_DESCRIPTION = "no recipe: the trainer's default settings, to set one by one under Advanced"
+
+
+def offered_recipes() -> list[str]:
+    """The recipes whose grid is available here, in the order of :data:`ace_core.recipes.RECIPES`."""
+    available = set(env_names())
+    return [name for name, recipe in RECIPES.items() if recipe.envs[0] in available]
+
+
+def recipe_field() -> forms.ChoiceField:
+    names = offered_recipes()
+    choices = [(CUSTOM_RECIPE, "custom")] + [(name, f"{name} ({RECIPES[name].envs[0]})") for name in names]
+    accepted = ", ".join(names)
+    return forms.ChoiceField(
+        choices=choices,
+        required=False,
+        help_text="named settings measured on a grid; choosing one fills every setting under Advanced",
+        error_messages={
+            "invalid_choice": f"unknown recipe %(value)s; accepted: {accepted} (or empty: custom)"
+        },
+    )
+
+
+def recipe_presets() -> dict[str, dict[str, Any]]:
+    """Per recipe offered (and custom): its description and every setting it fills, for the page's
+    script (``json_script``) and for the list of recipes shown without it."""
+    presets = {
+        CUSTOM_RECIPE: {"description": CUSTOM_DESCRIPTION, "values": TrainConfig().to_dict(), "sets": {}}
+    }
+    for name in offered_recipes():
+        recipe = RECIPES[name]
+        presets[name] = {
+            "description": recipe.description,
+            "envs": list(recipe.envs),
+            "values": recipe.values(),
+            "sets": {"env": recipe.envs[0], **recipe.settings},
+        }
+    return presets
+
+
 class TrainConfigForm(forms.Form):
-    """Every TrainConfig field. ``cleaned_data["config"]`` is the validated TrainConfig."""
+    """Every TrainConfig field. ``cleaned_data["config"]`` is the validated TrainConfig.
+
+    ``recipe`` (unbound forms only) starts every field from that recipe's settings; the posted
+    settings are what a run gets (the page's script fills them when a recipe is chosen), and the
+    posted recipe name is only checked and shown again.
+    """
 
     label = forms.CharField(
         required=False, max_length=LABEL_MAX_LENGTH, help_text="a short name for this run (optional)"
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, recipe: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.update(config_form_fields())
+        self.fields["recipe"] = recipe_field()
         self.config_names = [field.name for field in config_fields()]
+        if recipe is not None and not self.is_bound:
+            values = recipe_get(recipe).values() if recipe != CUSTOM_RECIPE else {}
+            self.initial.update({**values, "recipe": recipe})
 
     def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
         """(title, fields) in page order: Environment, Training, then the LLM co-evolution loop;
@@ -191,7 +242,11 @@ class TrainConfigForm(forms.Form):
 
 
 class EvaluationForm(forms.Form):
-    split = forms.ChoiceField(choices=[(split, split) for split in SPLITS], initial="test")
+    split = forms.ChoiceField(
+        choices=[(split, split) for split in SPLITS],
+        initial="validation",
+        help_text="validation to choose between runs (the runs list shows the best); test for the final figure",
+    )
     nb_episode = AsciiIntegerField(
         label="episodes",
         min_value=1,
@@ -203,3 +258,33 @@ class EvaluationForm(forms.Form):
 
 class DeployForm(forms.Form):
     comment = forms.CharField(required=False, max_length=500, widget=forms.TextInput)
+
+
+class RunIdsField(forms.Field):
+    """Run ids from a repeated query parameter (``?run=3&run=7``): whole numbers, 1 to
+    :data:`~webapp.training.selectors.COMPARE_MAX_RUNS` of them, each kept once."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[int]:
+        ids = []
+        for item in value or []:
+            text = str(item).strip()
+            if not text.isdigit() or len(text) > 18:
+                raise forms.ValidationError(
+                    f"run id {text!r} is not a run number; give whole numbers, e.g. run=3"
+                )
+            ids.append(int(text))
+        return list(dict.fromkeys(ids))
+
+    def validate(self, value: list[int]) -> None:
+        if not value:
+            raise forms.ValidationError("choose at least one run to compare (run=ID, repeated for each run)")
+        if len(value) > COMPARE_MAX_RUNS:
+            raise forms.ValidationError(
+                f"{len(value)} runs asked for; compare at most {COMPARE_MAX_RUNS} at a time"
+            )
+
+
+class RunCompareForm(forms.Form):
+    run = RunIdsField()

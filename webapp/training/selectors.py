@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import FloatField, OuterRef, QuerySet, Subquery
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Cast
 
 from webapp.live import run_messages
 from webapp.training.models import (
@@ -13,6 +15,7 @@ from webapp.training.models import (
     Deployment,
     EpisodeRecord,
     Evaluation,
+    EvaluationStatus,
     FinetuneRecord,
     MetricPoint,
     TrainingRun,
@@ -28,8 +31,26 @@ def env_names() -> tuple[str, ...]:
     return available_env_names()
 
 
+RUN_AGENT = "ace"
+"""the name a run's own policy has in an evaluation's results (the others are baselines)"""
+
+
+def _with_outcomes(runs: QuerySet[TrainingRun]) -> QuerySet[TrainingRun]:
+    """Each run with ``best_validation_survival``: the highest mean survival of its policy over
+    its finished validation evaluations (None when it has none)."""
+    survival = Cast(KeyTextTransform("survival_mean", KeyTransform(RUN_AGENT, "results")), FloatField())
+    best = (
+        Evaluation.objects.filter(run=OuterRef("pk"), split="validation", status=EvaluationStatus.SUCCEEDED)
+        .annotate(survival=survival)
+        .filter(survival__isnull=False)
+        .order_by("-survival")
+        .values("survival")[:1]
+    )
+    return runs.annotate(best_validation_survival=Subquery(best, output_field=FloatField()))
+
+
 def run_list(*, status: str = "") -> QuerySet[TrainingRun]:
-    runs = TrainingRun.objects.select_related("launched_by")
+    runs = _with_outcomes(TrainingRun.objects.select_related("launched_by"))
     if status:
         runs = runs.filter(status=status)
     return runs.order_by("-created_at", "-id")
@@ -156,3 +177,104 @@ def run_live_since(*, run_id: int, cursor: dict[str, Any]) -> tuple[list[dict[st
 def run_metric_points(*, run: TrainingRun, after_id: int = 0, limit: int = 1000) -> list[MetricPoint]:
     """The run's metric points with an id above ``after_id``, oldest first (a page of them)."""
     return list(run.metrics.filter(pk__gt=after_id).order_by("id")[:limit])
+
+
+# --- comparing runs: their curves overlaid, their evaluations side by side ---
+
+COMPARE_MAX_RUNS = 10
+
+
+def runs_for_compare(*, pks: list[int]) -> tuple[list[TrainingRun], list[int]]:
+    """The runs asked for, in the order asked (each once), and the ids no run has."""
+    found = {run.pk: run for run in _with_outcomes(TrainingRun.objects.filter(pk__in=pks))}
+    ordered = list(dict.fromkeys(pks))
+    return [found[pk] for pk in ordered if pk in found], [pk for pk in ordered if pk not in found]
+
+
+def _series(rows: list[tuple[int, float | None]]) -> dict[str, list]:
+    kept = [(step, value) for step, value in rows if isinstance(value, (int, float))]
+    return {"step": [step for step, _ in kept], "value": [value for _, value in kept]}
+
+
+def run_curves(*, run: TrainingRun) -> dict[str, Any]:
+    """A run's learning curves, by environment step: each episode's survival (fraction of its
+    length) and reward, and every reported metric under its metrics.jsonl name (the newest
+    ``SNAPSHOT_LIMIT`` rows of each kind, as on the run's page)."""
+    episodes = list(
+        EpisodeRecord.objects.filter(run=run)
+        .order_by("-id")
+        .values_list("step", "steps_survived", "max_steps", "reward")[:SNAPSHOT_LIMIT]
+    )
+    episodes.sort(key=lambda row: row[0])
+    points = list(
+        MetricPoint.objects.filter(run=run).order_by("-id").values_list("step", "values")[:SNAPSHOT_LIMIT]
+    )
+    points.sort(key=lambda row: row[0])
+    names = sorted({name for _, values in points for name in values})
+    return {
+        "run": run.pk,
+        "name": f"#{run.pk}" + (f" {run.label}" if run.label else ""),
+        "survival": _series(
+            [(step, survived / length if length else 0.0) for step, survived, length, _ in episodes]
+        ),
+        "reward": _series([(step, reward) for step, *_, reward in episodes]),
+        "metrics": {name: _series([(step, values.get(name)) for step, values in points]) for name in names},
+    }
+
+
+def _agent_figures(result: Any) -> dict[str, Any]:
+    """Survival, reward and decision time of one agent in one evaluation (mean and std over its
+    episodes; the reward's std is computed here from the episodes, evaluate() reports its mean)."""
+    import statistics
+
+    result = result if isinstance(result, dict) else {}
+    rewards = [e["reward"] for e in result.get("episodes", []) if isinstance(e, dict) and "reward" in e]
+    return {
+        "survival_mean": result.get("survival_mean"),
+        "survival_std": result.get("survival_std"),
+        "reward_mean": result.get("reward_mean"),
+        "reward_std": statistics.pstdev(rewards) if rewards else None,
+        "decision_ms_p50": result.get("decision_ms_p50"),
+        "decision_ms_p95": result.get("decision_ms_p95"),
+        "episodes": len(rewards),
+    }
+
+
+def evaluation_comparison(*, runs: list[TrainingRun]) -> list[dict[str, Any]]:
+    """The runs' finished evaluations, grouped by the episodes they played (env, split, episodes,
+    grid seeds): one row per run evaluation, then one per baseline (from the newest evaluation of
+    the group that has it: on the same episodes a baseline plays the same)."""
+    evaluations = (
+        Evaluation.objects.filter(run__in=runs, status=EvaluationStatus.SUCCEEDED)
+        .select_related("run", "checkpoint")
+        .order_by("-finished_at", "-id")
+    )
+    groups: dict[tuple, dict[str, Any]] = {}
+    for evaluation in evaluations:
+        own = evaluation.results.get(RUN_AGENT, {}) if isinstance(evaluation.results, dict) else {}
+        seeds = tuple(own.get("seeds", ())) if isinstance(own, dict) else ()
+        key = (evaluation.run.env, evaluation.split, evaluation.nb_episode, seeds)
+        group = groups.setdefault(
+            key,
+            {
+                "env": key[0],
+                "split": key[1],
+                "nb_episode": key[2],
+                "seeds": list(seeds),
+                "runs": [],
+                "baselines": {},
+            },
+        )
+        group["runs"].append({"run": evaluation.run, "evaluation": evaluation, **_agent_figures(own)})
+        for agent, result in evaluation.results.items():
+            if agent != RUN_AGENT and agent not in group["baselines"]:
+                group["baselines"][agent] = {
+                    "agent": agent,
+                    "evaluation": evaluation,
+                    **_agent_figures(result),
+                }
+    order = {run.pk: index for index, run in enumerate(runs)}
+    for group in groups.values():
+        group["runs"].sort(key=lambda row: (order[row["run"].pk], -row["evaluation"].pk))
+        group["baselines"] = sorted(group["baselines"].values(), key=lambda row: row["agent"])
+    return list(groups.values())

@@ -9,6 +9,7 @@ app_name = "training"
 urlpatterns = [
     path("", views.RunListView.as_view(), name="run_list"),
     path("launch/", views.RunLaunchView.as_view(), name="run_launch"),
+    path("compare/", views.RunCompareView.as_view(), name="run_compare"),
     path("<int:pk>/", views.RunDetailView.as_view(), name="run_detail"),
     path("<int:pk>/cancel/", views.RunCancelView.as_view(), name="run_cancel"),
     path("<int:pk>/resume/", views.RunResumeView.as_view(), name="run_resume"),

@@ -1,5 +1,6 @@
-"""Engineers' pages: run list, launch form, run detail (live charts), and the POST actions
-cancel, resume, evaluate and deploy. Views call selectors to read and services to write."""
+"""Engineers' pages: run list, launch form (from a named recipe), run detail (live charts), the
+comparison of several runs, and the POST actions cancel, resume, evaluate and deploy. Views call
+selectors to read and services to write."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from django.urls import reverse
 from django.views import View
 
 from ace_core.errors import ConfigError
+from ace_core.recipes import DEFAULT_RECIPE, recipe_matching
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.training import selectors
-from webapp.training.forms import DeployForm, EvaluationForm, TrainConfigForm
+from webapp.training.forms import DeployForm, EvaluationForm, RunCompareForm, TrainConfigForm, recipe_presets
 from webapp.training.models import RunStatus, TrainingRun
 from webapp.training.services.deployment import checkpoint_deploy
 from webapp.training.services.evaluations import evaluation_request
@@ -50,16 +52,61 @@ class RunListView(PermissionGate, View):
             messages.error(request, f"status {status!r} is not a run status; showing all runs")
             status = ""
         page = Paginator(selectors.run_list(status=status), PAGE_SIZE).get_page(request.GET.get("page"))
-        return render(
-            request, "training/run_list.html", {"page": page, "status": status, "statuses": RunStatus.values}
-        )
+        for run in page:
+            run.recipe = recipe_matching(run.config)
+        context = {
+            "page": page,
+            "status": status,
+            "statuses": RunStatus.values,
+            "compare_max_runs": selectors.COMPARE_MAX_RUNS,
+        }
+        return render(request, "training/run_list.html", context)
+
+
+class RunCompareView(PermissionGate, View):
+    """Several runs: their learning curves overlaid and their evaluations side by side."""
+
+    permission_required = roles.VIEW_RUNS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = RunCompareForm(request.GET)
+        if not form.is_valid():
+            error = " ".join(form.errors["run"])
+            return render(request, "training/run_compare.html", {"error": error}, status=400)
+        runs, missing = selectors.runs_for_compare(pks=form.cleaned_data["run"])
+        if missing:
+            raise Http404(f"no run {', '.join(str(pk) for pk in missing)}; choose runs from the runs list")
+        for run in runs:
+            run.recipe = recipe_matching(run.config)
+        groups = selectors.evaluation_comparison(runs=runs)
+        evaluated = {row["run"].pk for group in groups for row in group["runs"]}
+        context = {
+            "runs": runs,
+            "curves": [selectors.run_curves(run=run) for run in runs],
+            "groups": groups,
+            "not_evaluated": [run for run in runs if run.pk not in evaluated],
+        }
+        return render(request, "training/run_compare.html", context)
+
+
+def _launch_page(request: HttpRequest, form: TrainConfigForm, status: int = 200) -> HttpResponse:
+    recipes = recipe_presets()
+    chosen = recipes.get(form["recipe"].value() or "", {})
+    context = {"form": form, "recipes": recipes, "recipe_description": chosen.get("description", "")}
+    return render(request, "training/run_launch.html", context, status=status)
 
 
 class RunLaunchView(PermissionGate, View):
     permission_required = roles.LAUNCH_RUNS
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        return render(request, "training/run_launch.html", {"form": TrainConfigForm()})
+        """The form, filled from ``?recipe=NAME`` (the best measured recipe when absent)."""
+        try:
+            form = TrainConfigForm(recipe=request.GET.get("recipe", DEFAULT_RECIPE))
+        except ConfigError as error:
+            messages.error(request, str(error))
+            return _launch_page(request, TrainConfigForm(recipe=DEFAULT_RECIPE), status=400)
+        return _launch_page(request, form)
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = TrainConfigForm(request.POST)
@@ -75,7 +122,7 @@ class RunLaunchView(PermissionGate, View):
             else:
                 messages.success(request, f"run {run.pk} queued")
                 return _detail(run)
-        return render(request, "training/run_launch.html", {"form": form}, status=400)
+        return _launch_page(request, form, status=400)
 
 
 class RunDetailView(PermissionGate, View):

@@ -2,6 +2,7 @@
 
 Example: ``manage.py launch_run --user engineer --set env=rte_case14_realistic --set steps=2000
 --set llm=local``. Every ``--set`` names a TrainConfig field; values are read as that field's type.
+``--recipe NAME`` starts from a named recipe (``python -m ace_core recipes``); ``--set`` overrides it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ace_core.config import TrainConfig, config_fields
 from ace_core.errors import ConfigError
+from ace_core.recipes import recipe_get
 from webapp.training.services.runs import run_launch
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
@@ -48,16 +50,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", required=True, help="username of the engineer launching it")
         parser.add_argument("--label", default="")
+        parser.add_argument("--recipe", default="", help="start from this named recipe; --set overrides it")
         parser.add_argument("--set", action="append", default=[], dest="assignments", metavar="FIELD=VALUE")
 
-    def handle(self, *args: Any, user: str, label: str, assignments: list[str], **options: Any) -> None:
+    def handle(
+        self, *args: Any, user: str, label: str, assignments: list[str], recipe: str = "", **options: Any
+    ) -> None:
         launcher = get_user_model().objects.filter(username=user).first()
         if launcher is None:
             raise CommandError(f"no user named {user!r}; run `manage.py seed_demo` or create one")
         if not launcher.has_perm("training.launch_trainingrun"):
             raise CommandError(f"user {user!r} may not launch runs; it needs the engineer role")
         try:
-            config = TrainConfig.from_dict(parse_assignments(assignments))
+            values = parse_assignments(assignments)
+            config = recipe_get(recipe).config(**values) if recipe else TrainConfig.from_dict(values)
             run = run_launch(config=config, launched_by=launcher, label=label)
         except ConfigError as error:
             raise CommandError(str(error)) from error

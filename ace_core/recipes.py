@@ -1,0 +1,140 @@
+"""Named training recipes: the settings measured best on a grid, as presets.
+
+A recipe is a name, a description that says what was measured (and where the figures are
+written), the grids it suits and the :class:`~ace_core.config.TrainConfig` fields it sets; every
+other field keeps its default. ``python -m ace_core train --recipe NAME`` and the web app's launch
+page start from a recipe, and explicit settings override it. A recipe's figures come from the
+files it names; a recipe not measured yet says so instead of quoting figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ace_core.config import TrainConfig
+from ace_core.errors import ConfigError
+
+GRID_14_BUS = "rte_case14_realistic"
+GRID_36_BUS = ("l2rpn_neurips_2020_track1", "l2rpn_wcci_2020")
+
+# The LLM settings of docs/experiments/ace-rte_case14_realistic: a uniform pick of the decisions
+# to refine, imitation of the accepted refinements, 300 LLM calls, an actor pass every 500 steps.
+_REFINEMENT_SETTINGS = {
+    "actor_selection": "random",
+    "imitation": 1.0,
+    "finetune_every": 50,
+    "actor_every": 500,
+    "critic_every": 3_000,
+    "llm_budget": 300,
+}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A named preset: the TrainConfig fields it sets and what is known of its results."""
+
+    name: str
+    description: str
+    """what the recipe does, what it was measured to reach and where (or "not yet measured")"""
+    envs: tuple[str, ...]
+    """the grids it suits; the first is the one it sets"""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """the TrainConfig fields it sets besides ``env``"""
+
+    def values(self) -> dict[str, Any]:
+        """Every TrainConfig field: the defaults, then the recipe's env and settings."""
+        return {**TrainConfig().to_dict(), "env": self.envs[0], **self.settings}
+
+    def config(self, **overrides: Any) -> TrainConfig:
+        """The recipe's TrainConfig with ``overrides`` on top (not validated: call validate())."""
+        return TrainConfig.from_dict({**self.values(), **overrides})
+
+
+def _recipe(name: str, description: str, envs: tuple[str, ...], **settings: Any) -> Recipe:
+    return Recipe(name, " ".join(description.split()), envs, MappingProxyType(settings))
+
+
+RECIPES: Mapping[str, Recipe] = MappingProxyType(
+    {
+        recipe.name: recipe
+        for recipe in (
+            _recipe(
+                "ace-14bus-offline",
+                """ACE with the offline SmolLM2-135M model: the LLM actor refines a uniform pick of
+                the low-reward decisions, the policy imitates the refinements simulation accepted,
+                a LoRA round every 50 of them, no critic (the 135M critic shapes by position).
+                Test survival 0.870 +- 0.013, episode reward 43.6 +- 0.8 over training seeds 0-2
+                (plain SAC 0.826 +- 0.081, do-nothing 0.777); about 18 min per run on 2 CPU cores.
+                Figures: docs/experiments/ace-rte_case14_realistic/ace-no-critic, docs/ace.md.""",
+                (GRID_14_BUS,),
+                steps=30_000,
+                llm="local",
+                critic=False,
+                **_REFINEMENT_SETTINGS,
+            ),
+            _recipe(
+                "random-refine-14bus",
+                """The ACE loop without a language model (the random control): a uniform pick among
+                the actor's candidate actions, kept only when simulation proves it better, imitated
+                by the policy. Test survival 0.849 +- 0.057, reward 42.9 +- 4.5 over training seeds
+                0-4 (ACE with its critic 0.803 +- 0.078, plain SAC 0.717 +- 0.196); about 1 min per
+                run. Use it where no LLM is installed. Figures:
+                docs/experiments/ace-rte_case14_realistic.""",
+                (GRID_14_BUS,),
+                steps=30_000,
+                llm="random",
+                critic=False,
+                **_REFINEMENT_SETTINGS,
+            ),
+            _recipe(
+                "sac-14bus",
+                """Plain discrete SAC, 30,000 environment steps (about 1,600 agent decisions), 1-4
+                min per run. Test survival 0.826 +- 0.081 over training seeds 0-2 and 0.717 +-
+                0.196 over seeds 0-4 (docs/experiments/ace-rte_case14_realistic), 0.864 +- 0.060
+                in an earlier series (docs/results-rte_case14_realistic.md); do-nothing 0.777.
+                Uneven across seeds: compare seeds before deploying one.""",
+                (GRID_14_BUS,),
+                steps=30_000,
+            ),
+            _recipe(
+                "sac-36bus",
+                """Plain discrete SAC on the 36-substation grid, 30,000 environment steps (the automatic
+                head is the factorised one for its 66,810 topology actions). Not yet measured as a
+                recipe: it is the starting point to beat, not a recommendation; in an outside trial
+                on multi-day episodes of l2rpn_neurips_2020_track1 it survived less than doing
+                nothing (0.49 and 0.39 over two training seeds, do-nothing 0.62).""",
+                GRID_36_BUS,
+                steps=30_000,
+            ),
+        )
+    }
+)
+DEFAULT_RECIPE = "ace-14bus-offline"
+"""the recipe the launch page starts from: the best measured on the default grid"""
+
+
+def recipe_names() -> tuple[str, ...]:
+    return tuple(RECIPES)
+
+
+def recipe_get(name: str) -> Recipe:
+    """The recipe called ``name``; ConfigError naming the accepted names otherwise."""
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise ConfigError(f"unknown recipe {name!r}; accepted: {', '.join(RECIPES)}") from None
+
+
+def recipe_matching(config: dict[str, Any]) -> str | None:
+    """The recipe whose settings a run's config (as a dict) equals, seed aside; None for a
+    custom config."""
+    for recipe in RECIPES.values():
+        values = recipe.values()
+        if config.get("env") in recipe.envs and all(
+            config.get(name) == value for name, value in values.items() if name not in ("seed", "env")
+        ):
+            return recipe.name
+    return None

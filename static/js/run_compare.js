@@ -1,0 +1,75 @@
+/* The comparison page: the selected runs' learning curves overlaid, one trace per run (data from
+   the page's "compare-curves" JSON: episode survival and reward by step, and every metric under
+   its metrics.jsonl name). Smoothing is a trailing mean over the last N points of each run. */
+(function () {
+  "use strict";
+  var data = document.getElementById("compare-curves");
+  if (!data || !window.Plotly) { return; }
+  var runs = JSON.parse(data.textContent);
+  var metricSelect = document.getElementById("compare-metric");
+  var smoothingSelect = document.getElementById("compare-smoothing");
+  var PREFERRED = ["charts/survival", "charts/episodic_return", "losses/qf1_loss"];
+
+  function smooth(values, window) {
+    var out = [];
+    var sum = 0;
+    values.forEach(function (value, i) {
+      sum += value;
+      if (i >= window) { sum -= values[i - window]; }
+      out.push(sum / Math.min(i + 1, window));
+    });
+    return out;
+  }
+
+  function traces(pick) {
+    var window = parseInt(smoothingSelect.value, 10) || 1;
+    return runs.map(function (run) {
+      var series = pick(run) || { step: [], value: [] };
+      return { x: series.step, y: smooth(series.value, window), name: run.name, mode: "lines", type: "scatter" };
+    });
+  }
+
+  function draw(id, pick, title) {
+    var el = document.getElementById(id);
+    var shown = traces(pick);
+    var points = shown.reduce(function (n, trace) { return n + trace.x.length; }, 0);
+    el.dataset.points = points;
+    el.dataset.traces = shown.filter(function (trace) { return trace.x.length; }).length;
+    if (!points) {
+      window.Plotly.purge(el);
+      el.textContent = "";
+      var empty = document.createElement("p");
+      empty.className = "muted chart-empty";
+      empty.textContent = title + ": no data yet";
+      el.appendChild(empty);
+      return;
+    }
+    if (el.querySelector(".chart-empty")) { el.textContent = ""; }
+    var layout = { title: { text: title, font: { size: 14 } }, margin: { l: 50, r: 10, t: 36, b: 36 },
+                   xaxis: { title: { text: "environment step" } }, showlegend: true, height: 300,
+                   legend: { orientation: "h", y: -0.25 } };
+    window.Plotly.react(el, shown, layout, { displaylogo: false, responsive: true });
+  }
+
+  var names = {};
+  runs.forEach(function (run) { Object.keys(run.metrics).forEach(function (name) { names[name] = true; }); });
+  var sorted = Object.keys(names).sort();
+  sorted.forEach(function (name) {
+    var option = document.createElement("option");
+    option.value = name;
+    option.textContent = name;
+    metricSelect.appendChild(option);
+  });
+  var preferred = PREFERRED.filter(function (name) { return names[name]; })[0];
+  if (preferred) { metricSelect.value = preferred; }
+
+  function drawAll() {
+    draw("compare-survival", function (run) { return run.survival; }, "Episode survival (fraction of the episode)");
+    draw("compare-reward", function (run) { return run.reward; }, "Episode reward");
+    var metric = metricSelect.value;
+    draw("compare-metric-chart", function (run) { return run.metrics[metric]; }, metric || "Metric");
+  }
+  metricSelect.addEventListener("change", drawAll);
+  smoothingSelect.addEventListener("change", drawAll);
+  drawAll();
+})();

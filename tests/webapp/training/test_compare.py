@@ -1,0 +1,211 @@
+"""Runs list outcomes and the comparison page: each run's best validation survival, curves
+overlaid, evaluations side by side with the baselines, and clear refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from tests.webapp.conftest import client_for
+from webapp.training.models import Checkpoint, EpisodeRecord, Evaluation, MetricPoint, TrainingRun
+from webapp.training.selectors import COMPARE_MAX_RUNS
+from webapp.training.services.evaluations import evaluation_fail, evaluation_finish
+
+pytestmark = pytest.mark.django_db
+
+
+def report(agent: str, episodes: list[tuple[int, int, float]], decision_ms=(0.5, 2.0)) -> dict:
+    """An evaluate() report over (steps survived, episode length, reward) episodes."""
+    survival = [survived / length for survived, length, _ in episodes]
+    return {
+        "agent": agent,
+        "split": "validation",
+        "seeds": [0],
+        "episodes": [
+            {"scenario": f"000@{i}", "seed": 0, "steps_survived": s, "max_steps": n, "reward": r}
+            for i, (s, n, r) in enumerate(episodes)
+        ],
+        "survival_mean": float(np.mean(survival)),
+        "survival_std": float(np.std(survival)),
+        "reward_mean": float(np.mean([r for *_, r in episodes])),
+        "decision_ms_p50": decision_ms[0],
+        "decision_ms_p95": decision_ms[1],
+    }
+
+
+BASELINES = {
+    "do-nothing": report("do-nothing", [(100, 200, 10.0), (50, 200, 4.0)], (0.01, 0.02)),
+    "reconnect": report("reconnect", [(150, 200, 12.0), (50, 200, 4.0)], (0.05, 0.07)),
+}
+
+
+def evaluate(run: TrainingRun, user, own: dict | None, split: str = "validation", baselines=BASELINES):
+    """A finished evaluation of the run's checkpoint (``own`` None: a failed one)."""
+    checkpoint = run.checkpoints.first() or Checkpoint.objects.create(run=run, step=300, path="/x.pt")
+    evaluation = Evaluation.objects.create(
+        run=run, checkpoint=checkpoint, split=split, nb_episode=2, requested_by=user
+    )
+    if own is None:
+        return evaluation_fail(evaluation_id=evaluation.pk, error="boom")
+    return evaluation_finish(evaluation_id=evaluation.pk, results={"ace": own, **baselines})
+
+
+def _cell_text(html: str, row_id: str, column: int) -> str:
+    row = re.search(rf'<tr id="{row_id}">(.*?)</tr>', html, re.S).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    return unescape(re.sub(r"<[^>]+>", "", cells[column])).strip()
+
+
+def test_runs_list_shows_each_runs_best_validation_survival_and_status(engineer, make_run):
+    evaluated, fresh = make_run(label="evaluated"), make_run(label="fresh")
+    evaluate(evaluated, engineer, report("sac", [(100, 200, 5.0), (100, 200, 5.0)]))  # 0.5
+    evaluate(evaluated, engineer, report("sac", [(150, 200, 5.0), (150, 200, 5.0)]))  # 0.75, the best
+    evaluate(
+        evaluated, engineer, report("sac", [(200, 200, 5.0), (200, 200, 5.0)]), split="test"
+    )  # not validation
+    evaluate(evaluated, engineer, None)  # failed: no figure
+    html = client_for(engineer).get(reverse("training:run_list")).content.decode()
+    # columns: select, run, env, status, progress, recipe, llm, best validation survival
+    assert _cell_text(html, f"run-{evaluated.pk}", 7) == "0.750"
+    assert _cell_text(html, f"run-{fresh.pk}", 7) == "—"
+    assert _cell_text(html, f"run-{fresh.pk}", 3) == "queued"
+    assert _cell_text(html, f"run-{fresh.pk}", 5) == "custom"  # the tiny test config is no recipe
+    assert f'name="run" value="{evaluated.pk}"' in html and 'id="compare"' in html
+
+
+def test_compare_page_shows_each_run_beside_the_baselines_mean_and_std(engineer, make_run):
+    first, second = make_run(label="first"), make_run(label="second")
+    evaluate(first, engineer, report("sac", [(200, 200, 30.0), (100, 200, 10.0)], (0.4, 0.9)))
+    evaluate(second, engineer, report("sac", [(150, 200, 20.0), (150, 200, 20.0)], (0.3, 0.6)))
+    for run, survived in ((first, (10, 20)), (second, (5, 20))):
+        EpisodeRecord.objects.create(
+            run=run,
+            step=50,
+            index=0,
+            scenario="s",
+            steps_survived=survived[0],
+            max_steps=survived[1],
+            reward=1.0,
+        )
+        MetricPoint.objects.create(run=run, step=50, values={"losses/qf1_loss": 2.5, "charts/SPS": 100.0})
+
+    response = client_for(engineer).get(reverse("training:run_compare"), {"run": [second.pk, first.pk]})
+    assert response.status_code == 200
+    html = unescape(response.content.decode())
+    table = html[html.index('id="evaluations-1"') :]
+    rows = re.findall(r"<tr class=\"(?:highlight|baseline)\"[^>]*>(.*?)</tr>", table, re.S)
+    texts = [
+        " | ".join(re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S))
+        for r in rows
+    ]
+    # the runs in the order asked, then the baselines; survival and reward mean +- std over episodes
+    assert texts[0].startswith(f"run #{second.pk} second | 0.750 ± 0.000 | 20.0 ± 0.0 | 0.30 / 0.60 | 2")
+    assert texts[1].startswith(f"run #{first.pk} first | 0.750 ± 0.250 | 20.0 ± 10.0 | 0.40 / 0.90 | 2")
+    assert texts[2].startswith("do-nothing | 0.375 ± 0.125 | 7.0 ± 3.0 | 0.01 / 0.02 | 2")
+    assert texts[3].startswith("reconnect | 0.500 ± 0.250 | 8.0 ± 4.0 | 0.05 / 0.07 | 2")
+    assert len(texts) == 4 and "not-evaluated" not in html
+
+    curves = {curve["run"]: curve for curve in response.context["curves"]}
+    assert curves[first.pk]["survival"] == {"step": [50], "value": [0.5]}
+    assert curves[second.pk]["metrics"]["losses/qf1_loss"] == {"step": [50], "value": [2.5]}
+    assert json.loads(html.split('id="compare-curves" type="application/json">')[1].split("</script>")[0])
+    assert "vendor/plotly.min.js" in html and "js/run_compare.js" in html
+
+
+def test_evaluations_on_different_episodes_are_compared_in_separate_tables(engineer, make_run):
+    on_validation, on_test, never = make_run(), make_run(), make_run()
+    evaluate(on_validation, engineer, report("sac", [(200, 200, 1.0)]))
+    evaluate(on_test, engineer, report("sac", [(100, 200, 1.0)]), split="test", baselines={})
+    evaluate(never, engineer, None)
+    response = client_for(engineer).get(
+        reverse("training:run_compare"), {"run": [on_validation.pk, on_test.pk, never.pk]}
+    )
+    groups = response.context["groups"]
+    assert sorted((g["split"], [r["run"].pk for r in g["runs"]]) for g in groups) == [
+        ("test", [on_test.pk]),
+        ("validation", [on_validation.pk]),
+    ]
+    assert [row["agent"] for g in groups if g["split"] == "validation" for row in g["baselines"]] == [
+        "do-nothing",
+        "reconnect",
+    ]
+    not_evaluated = response.content.decode().split('id="not-evaluated"')[1].split("</p>")[0]
+    assert f"#{never.pk}" in not_evaluated and f"#{on_test.pk}" not in not_evaluated
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "message"),
+    [
+        ({"run": ["{missing}"]}, 404, "no run {missing}; choose runs from the runs list"),
+        ({"run": ["{run}", "{missing}"]}, 404, "no run {missing}"),
+        ({"run": ["abc"]}, 400, "run id 'abc' is not a run number; give whole numbers"),
+        ({"run": ["-3"]}, 400, "run id '-3' is not a run number"),
+        ({}, 400, "choose at least one run to compare"),
+        (
+            {"run": [str(n) for n in range(1, COMPARE_MAX_RUNS + 2)]},
+            400,
+            f"compare at most {COMPARE_MAX_RUNS}",
+        ),
+    ],
+)
+def test_bad_run_ids_get_a_clear_4xx(engineer, make_run, query, status, message):
+    run = make_run()
+    fill = {"run": run.pk, "missing": run.pk + 999}
+    query = {key: [value.format(**fill) for value in values] for key, values in query.items()}
+    response = client_for(engineer).get(reverse("training:run_compare"), query)
+    assert response.status_code == status
+    assert message.format(**fill) in unescape(response.content.decode())
+
+
+def test_compare_is_for_engineers_only(role_users, make_run):
+    run = make_run()
+    url = f"{reverse('training:run_compare')}?run={run.pk}"
+    for role in ("operator", "reviewer", "none"):
+        assert client_for(role_users[role]).get(url).status_code == 403, role
+    anonymous = client_for(None).get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("accounts:login"))
+    assert client_for(role_users["engineer"]).get(url).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_evaluation_reaches_the_runs_list_and_the_compare_page(make_run, engineer, settings):
+    from tests.webapp.training.test_tasks import work_off_queue
+    from webapp.training.services.evaluations import evaluation_request
+
+    settings.GRIDACE_BASELINES = ["do-nothing"]  # the real evaluator: a few seconds an agent here
+    run = make_run(steps=100, label="real")
+    work_off_queue()
+    evaluation = evaluation_request(
+        run=TrainingRun.objects.get(pk=run.pk), user=engineer, split="validation", nb_episode=1
+    )
+    work_off_queue()
+    evaluation.refresh_from_db()
+    own, baseline = evaluation.results["ace"], evaluation.results["do-nothing"]
+
+    client = client_for(engineer)
+    listing = client.get(reverse("training:run_list")).content.decode()
+    assert _cell_text(listing, f"run-{run.pk}", 7) == f"{own['survival_mean']:.3f}"
+    assert _cell_text(listing, f"run-{run.pk}", 3) == "succeeded"
+
+    response = client.get(reverse("training:run_compare"), {"run": run.pk})
+    [group] = response.context["groups"]
+    assert (group["split"], group["seeds"]) == ("validation", own["seeds"])
+    assert group["runs"][0]["survival_mean"] == own["survival_mean"]
+    assert [(row["agent"], row["survival_mean"]) for row in group["baselines"]] == [
+        ("do-nothing", baseline["survival_mean"])
+    ]
+    [curve] = response.context["curves"]
+    assert curve["metrics"]["losses/qf1_loss"]["step"] == [50, 100]  # the trainer's own metric names
+
+
+def test_runs_are_evaluated_on_the_validation_split_unless_asked_otherwise(engineer, make_run):
+    from tests.webapp.training.test_views import _succeeded_run
+
+    run = _succeeded_run(make_run)
+    html = client_for(engineer).get(reverse("training:run_detail", args=[run.pk])).content.decode()
+    assert '<option value="validation" selected>validation</option>' in html
