@@ -7,7 +7,8 @@
   var diagram = document.getElementById("diagram");
   var timeline = document.getElementById("timeline");
   var view = { layout: null, state: null, step: -1, session: config.session, recs: [] };
-  window.gridaceLatencies = [];  // ms from the worker's step to the diagram drawn (the browser test reads it)
+  window.gridaceLatencies = [];  // ms from the worker's step to the diagram and cards drawn (the browser test reads it)
+  window.gridaceLatencySteps = [];  // the step of each of those
   var link = null;
 
   function $(id) { return document.getElementById(id); }
@@ -65,7 +66,7 @@
     GridDiagram.draw(diagram, view.layout, view.state, extras).then(function () {
       diagram.dataset.step = step;
       diagram.dataset.rendered = String(Number(diagram.dataset.rendered || 0) + 1);
-      if (stepped_at) { window.gridaceLatencies.push(Date.now() - stepped_at); }
+      if (stepped_at) { window.gridaceLatencies.push(Date.now() - stepped_at); window.gridaceLatencySteps.push(step); }
     });
   }
   function resetTimeline(t) {

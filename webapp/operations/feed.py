@@ -4,8 +4,8 @@
 ones whose worker fell silent) and runs one :class:`SessionFeed` thread per session. A session
 feed rebuilds its grid by replaying the recorded actions (so a restarted worker resumes from the
 last persisted step), then loops: heartbeat; wait for the next tick (or a single step while
-paused); close the step to decisions and take the accepted action; step the grid; compute the
-policy's recommendations; record everything in one transaction; send the step message once,
+paused); close the step to decisions and take the accepted action; step the grid; run the
+recommendation pipeline (its cards and the step's assessment); record everything in one transaction; send the step message once,
 pre-encoded, to the session's group.
 """
 
