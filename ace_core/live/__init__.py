@@ -27,7 +27,7 @@ from ace_core.live.actions import (
     parse_action,
     to_grid2op,
 )
-from ace_core.live.alarms import alarms_between
+from ace_core.live.alarms import alarms_between, security_alarms
 from ace_core.live.archive import zip_folder
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
 from ace_core.live.export import ReplayAgent, export_episode
@@ -68,6 +68,7 @@ __all__ = [
     "make_live_env",
     "parse_action",
     "release_env",
+    "security_alarms",
     "shorter",
     "state_delta",
     "to_grid2op",

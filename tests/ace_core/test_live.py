@@ -22,6 +22,7 @@ from ace_core.live import (
     card_dict,
     make_live_env,
     parse_action,
+    security_alarms,
     state_delta,
     to_grid2op,
     untrained_policy,
@@ -376,3 +377,29 @@ def test_actions_that_would_island_a_node_or_cut_a_load_off_are_refused(env):
     # a load moved together with a line keeps its connection: simulated, not refused
     with_line = grid.what_if(act({"kind": "topology", "substation": 4, "set": [[1, 2], [4, 2]]}, grid))
     assert "island" not in with_line.refusal
+
+
+# ----- security alarms ------------------------------------------------------------------------
+def test_security_alarms_are_raised_when_the_grid_s_security_worsens():
+    secure = {
+        "security": {"n1": {"secure": True}, "look_ahead": {"skipped": "", "first_overload_step": None}}
+    }
+    insecure = {
+        "security": {
+            "n1": {"secure": False, "words": "not N-1 secure", "worst": {"worst_line": 13}},
+            "look_ahead": {
+                "skipped": "",
+                "first_overload_step": 4,
+                "game_over_step": None,
+                "status": "overload in 20 min",
+            },
+            "alarms": ["not N-1 secure: losing 5_12_9 overloads 11_12_13 (315.3%)"],
+        }
+    }
+    raised = security_alarms(secure, insecure)
+    assert [(a["kind"], a["line"]) for a in raised] == [("n1_insecure", 13), ("overload_ahead", None)]
+    assert raised[0]["message"].startswith("not N-1 secure: losing 5_12_9")
+    assert raised[1]["message"] == "doing nothing: overload in 20 min"
+    assert security_alarms(insecure, insecure) == []  # once, not at every step
+    assert [a["kind"] for a in security_alarms(None, insecure)] == ["n1_insecure", "overload_ahead"]
+    assert security_alarms(insecure, secure) == []

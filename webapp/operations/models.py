@@ -225,6 +225,8 @@ class AlarmKind(models.TextChoices):
     LINE_TRIPPED = "line_tripped", "line tripped"
     MAINTENANCE = "maintenance", "line in maintenance"
     GAME_OVER = "game_over", "game over"
+    N1_INSECURE = "n1_insecure", "not N-1 secure"
+    OVERLOAD_AHEAD = "overload_ahead", "overload ahead if nothing is done"
 
 
 class Alarm(models.Model):

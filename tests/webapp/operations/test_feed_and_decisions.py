@@ -15,6 +15,7 @@ from webapp.audit.models import AuditEntry
 from webapp.operations import mirror
 from webapp.operations.errors import DecisionConflictError, OperationsError, StaleStepError
 from webapp.operations.models import (
+    Alarm,
     Decision,
     DecisionStatus,
     LiveRecommendation,
@@ -59,6 +60,10 @@ def test_each_step_is_recorded_with_simulated_recommendations(make_session):
     security = row.assessment["security"]
     assert security["n1"]["status"] and security["look_ahead"]["forecast"]["kind"] == "perfect"
     assert row.assessment["forecast"]["horizon_minutes"] == 60
+    # the grid is not N-1 secure from the start: one alarm says so (raised once, not every step)
+    (n1_alarm,) = Alarm.objects.filter(session=session, kind="n1_insecure")
+    assert n1_alarm.step == 0 and n1_alarm.message.startswith("not N-1 secure: losing")
+    assert n1_alarm.line == security["n1"]["worst"]["worst_line"]
     assert (
         LiveRecommendation.objects.filter(session=session, step=2, status=RecommendationStatus.OPEN).count()
         == 0
