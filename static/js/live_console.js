@@ -361,7 +361,7 @@
       result.appendChild(el("span", { "class": "wi-n1" }, " · " + n1Words(figures.n1)));
       result.appendChild(lookAheadBox(figures.look_ahead));
       if (figures.rejected_because) {
-        result.appendChild(el("span", { "class": "wi-worse" }, "Worse than doing nothing: " + figures.rejected_because));
+        result.appendChild(el("span", { "class": "wi-worse" }, "Not recommended against doing nothing: " + figures.rejected_because));
       }
     }, function (e) { result.className = "error"; result.textContent = e.message; });
   }

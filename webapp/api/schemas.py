@@ -155,6 +155,11 @@ class WhatIfOut(Schema):
     lines_relieved: list[int]
     new_overloads: list[int]
     rho_after: list[float]
+    figures: dict[str, Any] = Field(
+        default_factory=dict,
+        description="as a recommendation's: outcome in words, N-1 and look-ahead, and "
+        "rejected_because when the action is worse than doing nothing (empty when refused)",
+    )
     step: int
     stale: bool
 

@@ -82,6 +82,7 @@ def test_what_if_simulates_and_refuses_bad_actions(api_as, operator, engineer, f
     assert outcome.status_code == 200, outcome.content
     body = outcome.json()
     assert body["legal"] and body["step"] == step and not body["stale"]
+    assert body["figures"]["n1"]["screened"] == 20 and body["figures"]["look_ahead"]["max_rho"]
     assert len(body["rho_after"]) > 0 and body["max_rho_after"] == pytest.approx(
         max(body["rho_after"]), abs=1e-3
     )
