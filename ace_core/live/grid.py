@@ -163,8 +163,13 @@ class LiveGrid:
         A playable action gets the pipeline's figures too: N-1, look-ahead, and why it is worse
         than doing nothing, if it is."""
         outcome = what_if(self.obs, action, self.space, self.env.action_space, self.refusal(action))
+        return self.with_figures(self.obs, action, outcome)
+
+    def with_figures(self, obs, action: LiveAction, outcome: WhatIf) -> WhatIf:
+        """``outcome`` (a what-if of ``action`` from ``obs``, this grid's current observation or one
+        kept from an earlier step) with the pipeline's figures when the action can be played."""
         if not outcome.legal:
             return outcome
         g2op_action = to_grid2op(action, self.space, self.env.action_space)
-        checked = self.pipeline.what_if(self.obs, g2op_action).to_json(TOP_OUTAGES)
+        checked = self.pipeline.what_if(obs, g2op_action).to_json(TOP_OUTAGES)
         return replace(outcome, figures=figures_of(checked))

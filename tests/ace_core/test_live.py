@@ -26,6 +26,7 @@ from ace_core.live import (
     state_delta,
     to_grid2op,
     untrained_policy,
+    what_if,
 )
 
 ENV = "l2rpn_case14_sandbox"
@@ -403,3 +404,18 @@ def test_security_alarms_are_raised_when_the_grid_s_security_worsens():
     assert security_alarms(insecure, insecure) == []  # once, not at every step
     assert [a["kind"] for a in security_alarms(None, insecure)] == ["n1_insecure", "overload_ahead"]
     assert security_alarms(insecure, secure) == []
+
+
+def test_what_if_figures_of_an_earlier_step_s_observation_are_that_step_s(env):
+    """A what-if answered from an observation kept from an earlier step (the web process keeps
+    them) gets the same N-1 and look-ahead figures as when that step was current."""
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    grid.reset()
+    action = act({"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}, grid)
+    at_zero = grid.what_if(action)
+    kept = grid.obs
+    grid.step(with_recommendations=False)
+    grid.step(with_recommendations=False)
+    later = grid.with_figures(kept, action, what_if(kept, action, grid.space, grid.env.action_space, ""))
+    assert at_zero.figures["n1"]["screened"] == 20 and at_zero.figures["look_ahead"]["max_rho"]
+    assert later.figures == at_zero.figures and later.max_rho_after == at_zero.max_rho_after
