@@ -6,6 +6,8 @@
 - :mod:`~ace_core.live.alarms`: alarms a step raises;
 - :mod:`~ace_core.live.legality`: why an action cannot be played now;
 - :mod:`~ace_core.live.what_if`: an action simulated one step ahead;
+- :mod:`~ace_core.live.recommendations`: the recommendation pipeline on live envs (with forecasts)
+  and its cards;
 - :mod:`~ace_core.live.grid`: ``LiveGrid``, one scenario stepped on demand with recommendations;
 - :mod:`~ace_core.live.history`: ``GridHistory``, a grid that keeps every step's observation, so a
   what-if at any step played is one simulation;
@@ -27,14 +29,15 @@ from ace_core.live.actions import (
     parse_action,
     to_grid2op,
 )
-from ace_core.live.alarms import alarms_between
+from ace_core.live.alarms import alarms_between, security_alarms
 from ace_core.live.archive import zip_folder
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
 from ace_core.live.export import ReplayAgent, export_episode
-from ace_core.live.grid import LiveGrid, StepResult, card_dict
+from ace_core.live.grid import LiveGrid, StepResult
 from ace_core.live.history import GridHistory
 from ace_core.live.legality import LegalityRules
 from ace_core.live.policy import untrained_policy
+from ace_core.live.recommendations import assessment_dict, card_dict, make_live_env
 from ace_core.live.states import DELTA_KEYS, OVERLOAD, apply_delta, grid_layout, grid_state, state_delta
 from ace_core.live.what_if import WhatIf, what_if
 from ace_core.llm.prompts import explain_messages
@@ -58,6 +61,7 @@ __all__ = [
     "acquire_env",
     "alarms_between",
     "apply_delta",
+    "assessment_dict",
     "card_dict",
     "describe_action",
     "explain_messages",
@@ -65,8 +69,10 @@ __all__ = [
     "grid_layout",
     "grid_state",
     "live_scenarios",
+    "make_live_env",
     "parse_action",
     "release_env",
+    "security_alarms",
     "shorter",
     "state_delta",
     "to_grid2op",

@@ -6,8 +6,8 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, Scenario, chronic_lengths, cut_episodes
+from ace_core.live.recommendations import make_live_env
 
 _pool: dict[str, list[Any]] = {}
 _pool_lock = threading.Lock()
@@ -22,7 +22,7 @@ def acquire_env(name: str):
         free = _pool.get(name)
         if free:
             return free.pop()
-    return make_env(name)
+    return make_live_env(name)  # with a one-hour forecast horizon for the look-ahead
 
 
 def release_env(name: str, env) -> None:

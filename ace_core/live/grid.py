@@ -1,5 +1,6 @@
-"""The live grid behind the operator's console: one scenario stepped on demand, with the deployed
-policy's recommendations, and operators' actions checked and simulated.
+"""The live grid behind the operator's console: one scenario stepped on demand, with the
+recommendation pipeline's cards (the deployed policy's and the expert's actions, checked by
+simulation, N-1 and look-ahead), and operators' actions checked and simulated.
 
 Pure Python (no Django): the web app's feed worker owns one :class:`LiveGrid` per session and
 persists what it returns; the web process keeps a mirror of the same grid (same scenario, seed and
@@ -8,7 +9,7 @@ applied actions, so the same states) to answer what-if questions without asking 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +22,11 @@ from ace_core.grid.text import state_text
 from ace_core.live.actions import DO_NOTHING, LiveAction, LiveActionError, parse_action, to_grid2op
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
 from ace_core.live.legality import LegalityRules
+from ace_core.live.recommendations import TOP_OUTAGES, assessment_dict, figures_of, live_pipeline
 from ace_core.live.states import grid_state
 from ace_core.live.what_if import WhatIf, what_if
-from ace_core.recommend import Recommendation, recommend
+from ace_core.outcomes import Candidate
 from ace_core.rl.sac import SAC
-
-
-def card_dict(card: Recommendation) -> dict[str, Any]:
-    return {
-        "action_index": card.action_index,
-        "description": card.description,
-        "confidence": round(card.confidence, 4),
-        "source": card.source,
-        "max_rho_before": round(card.max_rho_before, 4),
-        "max_rho_after": None if card.max_rho_after is None else round(card.max_rho_after, 4),
-        "lines_relieved": list(card.lines_relieved),
-        "new_overloads": list(card.new_overloads),
-        "error": card.error,
-    }
 
 
 @dataclass
@@ -52,7 +40,11 @@ class StepResult:
     reason: str
     """why the grid failed, when done and not finished"""
     text: str
-    cards: list[Recommendation] = field(default_factory=list)
+    cards: list[Candidate] = field(default_factory=list)
+    """the pipeline's recommendations, best first: none worse than doing nothing"""
+    assessment: dict[str, Any] = field(default_factory=dict)
+    """doing nothing's outcome, the rejected candidates, the grid's N-1 status and look-ahead,
+    the forecast used (:func:`ace_core.live.recommendations.assessment_dict`)"""
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -93,6 +85,7 @@ class LiveGrid:
         self.done = False
         self.state: dict[str, Any] | None = None
         self.rules = LegalityRules(self.env, self.space)
+        self.pipeline = live_pipeline(self.env, self.space, k=k, sac=self.sac, features=self.features)
 
     def close(self) -> None:
         """Hand the env back to the pool (the grid is unusable afterwards)."""
@@ -152,9 +145,10 @@ class LiveGrid:
             text="" if done else state_text(self.obs, self.space),
         )
         if with_recommendations and not done and self.sac is not None:
-            result.cards, result.timings = recommend(
-                self.obs, self.sac, self.space, self.features, self.env.action_space, k=self.k
-            )
+            found = self.pipeline.run(self.obs, state_backend=self.env.backend)
+            result.cards = found.recommendations
+            result.assessment = assessment_dict(found)
+            result.timings = found.timings_ms
         return result
 
     # ----- checking and simulating operators' actions -----
@@ -165,5 +159,17 @@ class LiveGrid:
         return self.rules.refusal(self.obs, action)
 
     def what_if(self, action: LiveAction) -> WhatIf:
-        """Simulate ``action`` one step ahead; refused (with the reason) when it cannot be played."""
-        return what_if(self.obs, action, self.space, self.env.action_space, self.refusal(action))
+        """Simulate ``action`` one step ahead; refused (with the reason) when it cannot be played.
+        A playable action gets the pipeline's figures too: N-1, look-ahead, and why it is worse
+        than doing nothing, if it is."""
+        outcome = what_if(self.obs, action, self.space, self.env.action_space, self.refusal(action))
+        return self.with_figures(self.obs, action, outcome)
+
+    def with_figures(self, obs, action: LiveAction, outcome: WhatIf) -> WhatIf:
+        """``outcome`` (a what-if of ``action`` from ``obs``, this grid's current observation or one
+        kept from an earlier step) with the pipeline's figures when the action can be played."""
+        if not outcome.legal:
+            return outcome
+        g2op_action = to_grid2op(action, self.space, self.env.action_space)
+        checked = self.pipeline.what_if(obs, g2op_action).to_json(TOP_OUTAGES)
+        return replace(outcome, figures=figures_of(checked))

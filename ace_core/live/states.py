@@ -18,7 +18,8 @@ OVERLOAD = 1.0
 
 def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
     """The static drawing of the grid: substations at grid2op's layout coordinates (a circle when
-    the env has none), their elements, and the lines between them."""
+    the env has none), their elements, the lines between them (with their thermal limit, A), and
+    the generators and loads at each substation."""
     names = [str(n) for n in env.name_sub]
     layout = env.grid_layout or {}
     n_sub = len(names)
@@ -39,16 +40,32 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
                 "elements": [space.element_labels[start + j] for j in range(int(space.sub_info[s]))],
             }
         )
+    limits = np.asarray(env.get_thermal_limit(), dtype=float)
     lines = [
         {
             "id": i,
             "name": str(env.name_line[i]),
             "or": int(space.line_or_sub[i]),
             "ex": int(space.line_ex_sub[i]),
+            "thermal_limit": round(float(limits[i]), 1),
         }
         for i in range(space.n_line)
     ]
-    return {"env": space.env_name, "substations": subs, "lines": lines}
+    generators = [
+        {"id": g, "name": str(name), "sub": int(sub)}
+        for g, (name, sub) in enumerate(zip(env.name_gen, env.gen_to_subid))
+    ]
+    loads = [
+        {"id": c, "name": str(name), "sub": int(sub)}
+        for c, (name, sub) in enumerate(zip(env.name_load, env.load_to_subid))
+    ]
+    return {
+        "env": space.env_name,
+        "substations": subs,
+        "lines": lines,
+        "generators": generators,
+        "loads": loads,
+    }
 
 
 def grid_state(obs, step: int) -> dict[str, Any]:
@@ -62,6 +79,10 @@ def grid_state(obs, step: int) -> dict[str, Any]:
         "step": step,
         "time": obs.get_time_stamp().isoformat(timespec="minutes"),
         "rho": [round(float(r), 3) for r in rho],
+        # MW, for the diagram's hover and its generators and loads
+        "p_or": [round(float(p), 1) for p in obs.p_or],
+        "gen_p": [round(float(p), 1) for p in obs.gen_p],
+        "load_p": [round(float(p), 1) for p in obs.load_p],
         "line_status": [int(s) for s in status],
         "bus": [int(b) for b in obs.topo_vect],
         "maintenance": [int(i) for i in np.flatnonzero(in_maintenance)],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,8 @@ class WhatIf:
     lines_relieved: tuple[int, ...] = ()
     new_overloads: tuple[int, ...] = ()
     rho_after: tuple[float, ...] = ()
+    figures: dict[str, Any] = field(default_factory=dict)
+    """the recommendation pipeline's figures (N-1, look-ahead, outcome in words), as cards carry"""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +43,7 @@ class WhatIf:
             "lines_relieved": list(self.lines_relieved),
             "new_overloads": list(self.new_overloads),
             "rho_after": list(self.rho_after),
+            "figures": self.figures,
         }
 
 

@@ -7,7 +7,8 @@
   var diagram = document.getElementById("diagram");
   var timeline = document.getElementById("timeline");
   var view = { layout: null, state: null, step: -1, session: config.session, recs: [] };
-  window.gridaceLatencies = [];  // ms from the worker's step to the diagram drawn (the browser test reads it)
+  window.gridaceLatencies = [];  // ms from the worker's step to the diagram and cards drawn (the browser test reads it)
+  window.gridaceLatencySteps = [];  // the step of each of those
   var link = null;
 
   function $(id) { return document.getElementById(id); }
@@ -60,10 +61,12 @@
     $("max-rho").className = view.state.max_rho >= 1 ? "bad" : "";
     $("overloads").textContent = view.state.overloads.length;
     var step = view.state.step;
-    GridDiagram.draw(diagram, view.layout, view.state).then(function () {
+    var security = (view.assessment || {}).security || {};
+    var extras = { atRisk: (security.n1 && security.n1.lines_at_risk) || [], highlight: view.highlight || [] };
+    GridDiagram.draw(diagram, view.layout, view.state, extras).then(function () {
       diagram.dataset.step = step;
       diagram.dataset.rendered = String(Number(diagram.dataset.rendered || 0) + 1);
-      if (stepped_at) { window.gridaceLatencies.push(Date.now() - stepped_at); }
+      if (stepped_at) { window.gridaceLatencies.push(Date.now() - stepped_at); window.gridaceLatencySteps.push(step); }
     });
   }
   function resetTimeline(t) {
@@ -118,30 +121,131 @@
         "step " + d.step + ": " + d.decided_by + " " + d.kind + " «" + d.description + "» — " + d.status + outcome));
     });
   }
+  // ----- figures shared by cards, the reference and the what-if -----
+  function n1Words(n1) {
+    if (!n1) { return "N-1 not screened"; }
+    var w = n1.worst;
+    var text = n1.secure ? "N-1 secure" : "N-1: " + n1.n_overloading + " outage(s) overload a line";
+    if (w) { text += " · worst: losing " + w.outage_name + " loads " + w.worst_line_name + " at " + pct(w.max_rho); }
+    if (n1.diverged && n1.diverged.length) { text += " · " + n1.diverged.length + " outage(s) cut off a load or generator"; }
+    return text;
+  }
+  function sparkline(values) {
+    // the look-ahead's max rho per step, as a small inline SVG (the 100 % line dotted)
+    var ns = "http://www.w3.org/2000/svg";
+    var width = 96, height = 24, top = Math.max(1.1, Math.max.apply(null, values));
+    var svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "sparkline");
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", height);
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    function y(v) { return (height - 2) - (v / top) * (height - 4); }
+    var limit = document.createElementNS(ns, "line");
+    limit.setAttribute("x1", 0); limit.setAttribute("x2", width);
+    limit.setAttribute("y1", y(1)); limit.setAttribute("y2", y(1));
+    limit.setAttribute("class", "spark-limit");
+    svg.appendChild(limit);
+    var points = values.map(function (v, i) {
+      return (values.length > 1 ? i * width / (values.length - 1) : 0).toFixed(1) + "," + y(v).toFixed(1);
+    });
+    var path = document.createElementNS(ns, "polyline");
+    path.setAttribute("points", points.join(" "));
+    path.setAttribute("class", Math.max.apply(null, values) >= 1 ? "spark-line spark-over" : "spark-line");
+    svg.appendChild(path);
+    var title = document.createElementNS(ns, "title");
+    title.textContent = "max rho over the look-ahead: " + values.map(pct).join(", ");
+    svg.appendChild(title);
+    return svg;
+  }
+  function lookAheadBox(la) {
+    var box = el("p", { "class": "rec-lookahead" });
+    if (!la) { box.textContent = "look-ahead: not run for this card"; return box; }
+    if (la.skipped) { box.textContent = "look-ahead skipped: " + la.skipped; return box; }
+    box.appendChild(el("span", {}, "next " + la.forecast.horizon_minutes + " min: "));
+    if (la.max_rho && la.max_rho.length) { box.appendChild(sparkline(la.max_rho)); }
+    var when = la.game_over_step ? " game over at step +" + la.game_over_step :
+      (la.first_overload_minutes !== null && la.first_overload_minutes !== undefined ? " overload in " + la.first_overload_minutes + " min" : " no overload");
+    box.appendChild(el("span", { "class": la.game_over_step || la.first_overload_minutes !== null ? "bad" : "" }, when));
+    return box;
+  }
+  function lineList(ids) {
+    return ids.map(function (i) { return view.layout && view.layout.lines[i] ? view.layout.lines[i].name : String(i); }).join(", ");
+  }
+  var SOURCE_WORDS = { policy: "policy", expert: "expert", both: "policy + expert", "default": "reconnect" };
+
+  // ----- the step's assessment: forecast, doing nothing, the grid's N-1, rejected candidates -----
+  function showAssessment(assessment) {
+    view.assessment = assessment || {};
+    var a = view.assessment;
+    var forecast = a.forecast || {};
+    var kind = $("forecast-kind");
+    kind.textContent = forecast.kind ? forecast.description : "–";
+    kind.className = "forecast forecast-" + (forecast.kind || "none");
+    kind.dataset.kind = forecast.kind || "";
+    var security = a.security || {};
+    var alarms = $("security-alarms");
+    alarms.textContent = "";
+    (security.alarms || []).forEach(function (text) { alarms.appendChild(el("li", { "class": "security-alarm" }, text)); });
+    var n1 = $("n1-status");
+    n1.textContent = security.n1 ? n1Words(security.n1) : "–";
+    n1.className = security.n1 && !security.n1.secure ? "bad" : "ok";
+    var outages = $("n1-outages");
+    outages.textContent = "";
+    ((security.n1 && security.n1.outages) || []).forEach(function (o) {
+      outages.appendChild(el("li", {}, o.diverged ? "losing " + o.outage_name + ": " + (o.reason || "no power flow") :
+        "losing " + o.outage_name + " overloads " + lineList(o.overloaded) + " (worst " + o.worst_line_name + " " + pct(o.max_rho) + ")"));
+    });
+    var ref = $("reference");
+    ref.textContent = "";
+    if (a.reference) {
+      ref.appendChild(el("p", { "class": "rec-action" }, "Doing nothing (reference)"));
+      ref.appendChild(el("p", { "class": "rec-facts" }, a.reference.outcome));
+      ref.appendChild(lookAheadBox(a.reference.look_ahead));
+    }
+    var rejected = a.rejected || [];
+    $("rejected-count").textContent = rejected.length;
+    var list = $("rejected-list");
+    list.textContent = "";
+    rejected.forEach(function (c) {
+      var item = el("li", { "class": "rejected-item" });
+      item.appendChild(el("strong", {}, c.description));
+      item.appendChild(el("span", { "class": "muted" }, " (" + (SOURCE_WORDS[c.source] || c.source) + ")"));
+      item.appendChild(el("span", { "class": "reason" }, " — " + c.rejected_because));
+      list.appendChild(item);
+    });
+  }
+
   function showRecs(recs) {
     view.recs = recs;
     var box = $("recommendations");
     box.textContent = "";
-    if (!recs.length) { box.appendChild(el("p", { "class": "muted" }, "No recommendation for this step.")); }
+    if (!recs.length) { box.appendChild(el("p", { "class": "muted" }, "No action beats doing nothing at this step.")); }
     recs.forEach(function (rec) {
-      var card = el("article", { id: "rec-" + rec.id, "class": "rec-card rec-" + rec.status, "data-step": rec.step });
+      var figures = rec.figures || {};
+      var card = el("article", { id: "rec-" + rec.id, "class": "rec-card rec-" + rec.status, "data-step": rec.step,
+        "data-substations": (figures.substations || []).join(",") });
       var head = el("header");
       head.appendChild(el("strong", {}, "#" + (rec.rank + 1) + " "));
-      head.appendChild(el("span", { "class": "source source-" + rec.source }, rec.source === "greedy" ? "greedy fallback" : "policy"));
+      head.appendChild(el("span", { "class": "source source-" + rec.source }, SOURCE_WORDS[rec.source] || rec.source));
+      if (rec.confidence > 0) { head.appendChild(el("span", { "class": "confidence" }, " confidence " + (rec.confidence * 100).toFixed(1) + "%")); }
       head.appendChild(el("span", { "class": "rec-status" }, " " + rec.status));
       card.appendChild(head);
       card.appendChild(el("p", { "class": "rec-action" }, rec.description));
-      var facts = "max rho " + pct(rec.max_rho_before) + " → " + pct(rec.max_rho_after) +
-        " · confidence " + (rec.confidence * 100).toFixed(1) + "%";
-      if (rec.lines_relieved.length) { facts += " · relieves lines " + rec.lines_relieved.join(", "); }
-      if (rec.new_overloads.length) { facts += " · new overloads on " + rec.new_overloads.join(", "); }
+      var facts = "max rho " + pct(rec.max_rho_before) + " → " + pct(rec.max_rho_after);
+      if (rec.lines_relieved.length) { facts += " · relieves " + lineList(rec.lines_relieved); }
+      if (rec.new_overloads.length) { facts += " · creates overloads on " + lineList(rec.new_overloads); }
+      if (!rec.lines_relieved.length && !rec.new_overloads.length) { facts += " · no overload relieved or created"; }
       card.appendChild(el("p", { "class": "rec-facts" }, facts));
+      card.appendChild(el("p", { "class": "rec-n1" + (figures.n1 && !figures.n1.secure ? " warn" : "") }, n1Words(figures.n1)));
+      card.appendChild(lookAheadBox(figures.look_ahead));
       if (rec.error) { card.appendChild(el("p", { "class": "error" }, rec.error)); }
       if (rec.explanation_status) {
         var words = rec.explanation_status === "pending" ? "asking the LLM…" :
           rec.explanation + (rec.explanation_model ? " — " + rec.explanation_model : "");
         card.appendChild(el("p", { "class": "explanation explanation-" + rec.explanation_status }, words));
       }
+      card.addEventListener("mouseenter", function () { highlight(figures.substations || [], figures.n1); });
+      card.addEventListener("mouseleave", function () { highlight([], null); });
       if (config.canOperate) {
         var actions = el("div", { "class": "actions" });
         var open = rec.status === "open";
@@ -155,6 +259,11 @@
       }
       box.appendChild(card);
     });
+  }
+  function highlight(substations, n1) {
+    view.highlight = substations;
+    diagram.dataset.highlight = substations.join(",");
+    if (view.layout && view.state) { GridDiagram.highlight(diagram, view.layout, substations); }
   }
   function onCard(what, rec) {
     if (what === "accept" || what === "reject") {
@@ -245,8 +354,15 @@
       text += w.overloads_after.length ? " · overloads after: lines " + w.overloads_after.join(", ") : " · no overload after";
       if (w.lines_relieved.length) { text += " · relieves " + w.lines_relieved.join(", "); }
       if (w.stale) { text += " (the grid has moved on since)"; }
-      result.className = w.max_rho_after >= 1 ? "warn" : "ok";
-      result.textContent = text;
+      var figures = w.figures || {};
+      result.className = w.max_rho_after >= 1 || figures.rejected_because ? "warn" : "ok";
+      result.textContent = "";
+      result.appendChild(el("span", {}, text));
+      result.appendChild(el("span", { "class": "wi-n1" }, " · " + n1Words(figures.n1)));
+      result.appendChild(lookAheadBox(figures.look_ahead));
+      if (figures.rejected_because) {
+        result.appendChild(el("span", { "class": "wi-worse" }, "Not recommended against doing nothing: " + figures.rejected_because));
+      }
     }, function (e) { result.className = "error"; result.textContent = e.message; });
   }
   function applyComposed() {
@@ -269,9 +385,11 @@
       view.state = message.state;
       view.step = message.state ? message.state.step : -1;
       view.alarms = message.alarms;
+      view.assessment = message.assessment || {};
       showSession(message.session);
       if (view.layout && view.layout.substations) { fillSubstations(); drawState(null); }
       resetTimeline(message.timeline);
+      showAssessment(message.assessment);
       showRecs(message.recommendations);
       showAlarms(message.alarms);
       showDecisions(message.decisions);
@@ -283,8 +401,10 @@
       if (!view.layout || !view.layout.substations) { link.reconnect(); return; }
       view.state = GridDiagram.applyDelta(view.state, message.state);
       view.step = message.step;
+      view.assessment = message.assessment || {};
       showSession(message.session);
       drawState(message.stepped_at);
+      showAssessment(message.assessment);
       Plotly.extendTraces(timeline, { x: [[message.step], [message.step]], y: [[view.state.max_rho], [view.state.overloads.length]] }, [0, 1]);
       showRecs(message.recommendations);
       addAlarms(message.alarms);
@@ -297,7 +417,10 @@
     }
     if (message.kind === "panel") {
       showSession(message.session);
-      if (message.session.current_step === view.step) { showRecs(message.recommendations); }
+      if (message.session.current_step === view.step) {
+        showRecs(message.recommendations);
+        if (message.assessment && message.assessment.security) { view.assessment = message.assessment; }
+      }
       view.alarms = message.alarms;
       showAlarms(message.alarms);
       showDecisions(message.decisions);

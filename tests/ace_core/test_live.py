@@ -1,5 +1,5 @@
 """The live grid behind the operator's console (ace_core/live.py), on real grid2op envs:
-stepping through a scenario, the policy's top-k recommendations with their simulated effect,
+stepping through a scenario, the recommendation pipeline's cards with their simulated effect,
 replaying applied actions after a restart, what-if of any action, and the refusals (unknown
 names, cooldowns, islands) with the reason an operator can act on."""
 
@@ -20,10 +20,13 @@ from ace_core.live import (
     absolute_action,
     apply_delta,
     card_dict,
+    make_live_env,
     parse_action,
+    security_alarms,
     state_delta,
     to_grid2op,
     untrained_policy,
+    what_if,
 )
 
 ENV = "l2rpn_case14_sandbox"
@@ -33,7 +36,7 @@ STRESSED_LINE = 9
 
 @pytest.fixture(scope="module")
 def module_env():
-    return make_env(ENV)
+    return make_live_env(ENV)  # with the live console's one-hour forecasts
 
 
 @pytest.fixture
@@ -51,7 +54,7 @@ def policy(module_env, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def stressed():
     """The sandbox with line 9's thermal limit cut by a quarter: overloaded from the first step."""
-    env = make_env(ENV)
+    env = make_live_env(ENV)
     limits = env.get_thermal_limit().copy()
     limits[STRESSED_LINE] *= 0.75
     env.set_thermal_limit(limits)
@@ -135,44 +138,53 @@ def test_played_actions_change_the_grid_and_deltas_carry_the_changes(env):
 
 
 # ----- recommendations ------------------------------------------------------------------------
-def test_recommendations_are_the_policy_top_k_with_their_simulated_effect(stressed, policy):
+def test_recommendations_are_the_pipeline_s_never_worse_than_doing_nothing(stressed, policy):
     grid = LiveGrid(ENV, 0, 0, policy, env=stressed, k=3)
     result = grid.reset()
     before = np.asarray(grid.obs.rho)
     assert before.max() >= 1.0 and result.state["overloads"] == [STRESSED_LINE]
-
-    ranked = grid.sac.policy(grid.features(grid.obs), grid.space.top_mask(grid.obs)).top_k(3)
-    policy_cards = [c for c in result.cards if c.source == "policy"]
-    assert [(c.action_index, round(c.confidence, 6)) for c in policy_cards] == [
-        (i, round(p, 6)) for i, p in ranked
-    ]
     assert result.timings["total_ms"] >= result.timings["policy_ms"] > 0
 
+    # doing nothing is always simulated and shown as the reference, with the grid's security
+    assessment = result.assessment
+    reference = assessment["reference"]
+    assert reference["description"] == "do nothing" and reference["max_rho_after"] >= 1.0
+    assert assessment["forecast"]["kind"] == "perfect" and assessment["forecast"]["horizon_steps"] == 12
+    assert assessment["security"]["n1"]["screened"] == 20 and assessment["security"]["alarms"]
+
+    # the policy's top 3 are all considered: recommended or rejected with the reason
+    ranked = grid.sac.policy(grid.features(grid.obs), grid.space.top_mask(grid.obs)).top_k(3)
+    considered = {c.action_index for c in result.cards} | {r["action_index"] for r in assessment["rejected"]}
+    assert {i for i, _ in ranked} - {0} <= considered
+    assert all(r["rejected_because"] for r in assessment["rejected"])
+
+    assert result.cards, "an expert's action clears line 9's overload"
     for card in result.cards:
         assert card.max_rho_before == pytest.approx(before.max())
         rho, done, _ = simulated_rho(grid, LiveAction("index", index=card.action_index))
-        if card.max_rho_after is None:
-            assert done and card.error
-            continue
-        assert card.max_rho_after == pytest.approx(rho.max(), abs=1e-4)
+        assert not done and card.max_rho_after == pytest.approx(rho.max(), abs=1e-4)
         assert (card.lines_relieved, card.new_overloads) == relieved_and_new(before, rho)
-        # the what-if panel shows the same numbers for the same action
+        # never worse than doing nothing: no more overloaded lines, no higher max rho
+        assert len(card.overloads_after) <= len(reference["overloads_after"])
+        assert card.max_rho_after <= reference["max_rho_after"] + 1e-6
+        shown = card_dict(card)
+        assert shown["source"] in ("policy", "expert", "both", "default")
+        assert (
+            shown["figures"]["n1"]["screened"] == 20
+            and 0 < len(shown["figures"]["look_ahead"]["max_rho"]) <= 12
+        )
+        # the what-if panel shows the same numbers, N-1 included, for the same action
         what_if = grid.what_if(LiveAction("index", index=card.action_index))
         assert what_if.legal and what_if.max_rho_after == pytest.approx(card.max_rho_after, abs=1e-4)
         assert (what_if.lines_relieved, what_if.new_overloads) == (card.lines_relieved, card.new_overloads)
-        assert set(card_dict(card)) >= {"action_index", "max_rho_after", "lines_relieved", "new_overloads"}
-
-    # no policy card clears the overload: the greedy expert's best is added, and it relieves line 9
-    assert not any(c.max_rho_after is not None and c.max_rho_after < 1.0 for c in policy_cards)
-    (greedy,) = [c for c in result.cards if c.source == "greedy"]
-    assert greedy.confidence == 0.0 and greedy.max_rho_after < 1.0
-    assert greedy.lines_relieved == (STRESSED_LINE,)
-    assert any(c.new_overloads for c in result.cards)  # some choices make it worse: the card says so
+        assert what_if.figures["n1"]["worst"] == shown["figures"]["n1"]["worst"]
+    assert any(STRESSED_LINE in c.lines_relieved for c in result.cards)
 
 
 def test_no_recommendations_without_a_policy_or_after_the_end(env):
     grid = LiveGrid(ENV, 0, 0, None, env=env, max_steps=1)
-    assert grid.reset().cards == [] and grid.step().done
+    first = grid.reset()
+    assert first.cards == [] and first.assessment == {} and grid.step().done
 
 
 # ----- replay after a restart -----------------------------------------------------------------
@@ -366,3 +378,44 @@ def test_actions_that_would_island_a_node_or_cut_a_load_off_are_refused(env):
     # a load moved together with a line keeps its connection: simulated, not refused
     with_line = grid.what_if(act({"kind": "topology", "substation": 4, "set": [[1, 2], [4, 2]]}, grid))
     assert "island" not in with_line.refusal
+
+
+# ----- security alarms ------------------------------------------------------------------------
+def test_security_alarms_are_raised_when_the_grid_s_security_worsens():
+    secure = {
+        "security": {"n1": {"secure": True}, "look_ahead": {"skipped": "", "first_overload_step": None}}
+    }
+    insecure = {
+        "security": {
+            "n1": {"secure": False, "words": "not N-1 secure", "worst": {"worst_line": 13}},
+            "look_ahead": {
+                "skipped": "",
+                "first_overload_step": 4,
+                "game_over_step": None,
+                "status": "overload in 20 min",
+            },
+            "alarms": ["not N-1 secure: losing 5_12_9 overloads 11_12_13 (315.3%)"],
+        }
+    }
+    raised = security_alarms(secure, insecure)
+    assert [(a["kind"], a["line"]) for a in raised] == [("n1_insecure", 13), ("overload_ahead", None)]
+    assert raised[0]["message"].startswith("not N-1 secure: losing 5_12_9")
+    assert raised[1]["message"] == "doing nothing: overload in 20 min"
+    assert security_alarms(insecure, insecure) == []  # once, not at every step
+    assert [a["kind"] for a in security_alarms(None, insecure)] == ["n1_insecure", "overload_ahead"]
+    assert security_alarms(insecure, secure) == []
+
+
+def test_what_if_figures_of_an_earlier_step_s_observation_are_that_step_s(env):
+    """A what-if answered from an observation kept from an earlier step (the web process keeps
+    them) gets the same N-1 and look-ahead figures as when that step was current."""
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    grid.reset()
+    action = act({"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}, grid)
+    at_zero = grid.what_if(action)
+    kept = grid.obs
+    grid.step(with_recommendations=False)
+    grid.step(with_recommendations=False)
+    later = grid.with_figures(kept, action, what_if(kept, action, grid.space, grid.env.action_space, ""))
+    assert at_zero.figures["n1"]["screened"] == 20 and at_zero.figures["look_ahead"]["max_rho"]
+    assert later.figures == at_zero.figures and later.max_rho_after == at_zero.max_rho_after

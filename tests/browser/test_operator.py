@@ -1,5 +1,8 @@
-"""An operator watches the live grid: the diagram updates by itself, a what-if is simulated (and
-an islanding one refused), a recommendation is accepted, played at the next step and audited.
+"""An operator watches the live grid: the diagram updates by itself, the cards carry their N-1
+and look-ahead figures (none worse than doing nothing, the rejected ones listed with the reason),
+hovering a card highlights its substations, a what-if is simulated with the same figures (and an
+islanding one refused), a recommendation is accepted, played at the next step and audited with
+the figures the operator saw.
 
 Runs daphne and the live feed worker (``manage.py live_feed``) as separate processes. The page's
 lag between the worker's step and the drawn diagram is written to ``latency.json`` beside the
@@ -21,7 +24,7 @@ from ace_core.live import untrained_policy
 from tests.browser.conftest import ROOT, _stop, browser, in_thread, log_in
 from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.audit.models import AuditEntry
-from webapp.operations.models import Decision, LiveSession
+from webapp.operations.models import Decision, LiveSession, SessionStep
 from webapp.operations.services import session_start
 from webapp.training.models import Checkpoint, RunStatus, TrainingRun
 from webapp.training.services.deployment import checkpoint_deploy
@@ -60,11 +63,51 @@ def _set_up(tmp_path: Path) -> int:
     policy = untrained_policy(ENV, tmp_path / "policy" / "checkpoint.pt", hidden=32)
     checkpoint = Checkpoint.objects.create(run=run, step=1, path=str(policy))
     checkpoint_deploy(checkpoint=checkpoint, user=engineer)
+    # scenario 0: its first steps have two recommendations (in some scenarios' calm first steps
+    # every candidate is worse than doing nothing, and the console rightly shows none)
     return session_start(user=engineer, scenario_index=0, speed_seconds=1.0, label="browser").pk
 
 
 def _step(page) -> int:
     return int(page.get_attribute("#diagram", "data-step") or -1)
+
+
+def _check_cards_and_assessment(page, artifacts: Path) -> None:
+    """Cards with N-1 and look-ahead figures, none of them a rejected (harmful) candidate; doing
+    nothing as the reference; the forecast named; hovering a card highlights its substations."""
+    cards = page.locator(".rec-card")
+    assert cards.count() >= 1
+    for i in range(cards.count()):
+        card = cards.nth(i)
+        assert "worst: losing" in card.locator(".rec-n1").text_content()
+        assert card.locator(".rec-lookahead svg.sparkline polyline").count() == 1
+        assert "max rho" in card.locator(".rec-facts").text_content()
+        assert card.locator(".source").text_content() in ("policy", "expert", "policy + expert", "reconnect")
+    assert "Doing nothing" in page.text_content("#reference")
+    assert page.get_attribute("#forecast-kind", "data-kind") == "perfect"
+    assert "oracle" in page.text_content("#forecast-kind")  # never presented as a real forecast
+    assert "N-1" in page.text_content("#n1-status")
+    # harmful candidates are only in the collapsed list, each with the reason
+    rejected = page.locator("#rejected-list .rejected-item")
+    assert rejected.count() >= 1 and not page.locator("#rejected").evaluate("d => d.open")
+    reasons = [rejected.nth(i).locator(".reason").text_content() for i in range(rejected.count())]
+    assert all(len(r) > 5 for r in reasons)
+    shown = {cards.nth(i).locator(".rec-action").text_content() for i in range(cards.count())}
+    harmful = {rejected.nth(i).locator("strong").text_content() for i in range(rejected.count())}
+    assert not shown & harmful
+    # hovering the first card highlights the substations its action touches
+    first = cards.first
+    substations = first.get_attribute("data-substations")
+    assert substations
+    first.hover()
+    page.wait_for_function(f"document.getElementById('diagram').dataset.highlight === '{substations}'")
+    drawn = page.evaluate(
+        "() => { const d = document.getElementById('diagram');"
+        " return d.data[Number(d.dataset.highlightTrace)].x.filter(v => v !== null).length; }"
+    )
+    assert drawn == len(substations.split(","))
+    page.screenshot(path=artifacts / "01b-card-hovered.png", full_page=True)
+    page.mouse.move(0, 0)
 
 
 def test_operator_watches_simulates_accepts_and_sees_it_applied(
@@ -82,8 +125,9 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
             f"() => Number(document.getElementById('diagram').dataset.step) > {first}", timeout=10_000
         )
         assert page.locator("#diagram .main-svg").count() > 0  # plotly drew it
-        assert page.locator(".rec-card").count() >= 3
+        page.wait_for_selector(".rec-card .rec-n1")
         page.screenshot(path=artifacts / "01-console-live.png", full_page=True)
+        _check_cards_and_assessment(page, artifacts)
 
         # pause, so the decision below is about a step that stays current
         page.click("#pause")
@@ -101,6 +145,8 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         page.click("#wi-simulate")
         page.wait_for_function("() => document.getElementById('wi-result').textContent.includes('max rho')")
         assert f"at step {paused_at}" in page.text_content("#wi-result")
+        assert "worst: losing" in page.text_content("#wi-result .wi-n1")  # the cards' N-1 figures
+        assert page.locator("#wi-result svg.sparkline").count() == 1
         page.screenshot(path=artifacts / "02-what-if.png", full_page=True)
         # an action islanding a load is refused with the reason
         page.select_option("#wi-el-2", "")
@@ -128,18 +174,37 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         assert decision.decided_by.username == "op" and decision.description == description
         audited = in_thread(lambda: sorted(AuditEntry.objects.values_list("action", flat=True)))
         assert "live.recommendation.accept" in audited and "live.decision.outcome" in audited
+        seen = decision.figures_seen  # what the card showed when the operator accepted it
+        assert seen["action"]["n1"]["worst_outage"] and 0 < len(seen["action"]["look_ahead"]["max_rho"]) <= 12
 
         # resume and measure the lag of a few live updates
         page.click("#resume")
-        page.evaluate("window.gridaceLatencies = []")
+        page.evaluate("window.gridaceLatencies = []; window.gridaceLatencySteps = []")
         page.wait_for_function("() => window.gridaceLatencies.length >= 8", timeout=30_000)
         latencies = page.evaluate("window.gridaceLatencies")
+        steps = page.evaluate("window.gridaceLatencySteps")
         page.screenshot(path=artifacts / "06-resumed.png", full_page=True)
+    # the worker records a step after the grid step and the pipeline: from the grid's step to the
+    # cards shown is the pipeline's time plus the page's lag
+    pipeline_ms = dict(
+        in_thread(
+            lambda: list(
+                SessionStep.objects.filter(session_id=session_id, step__in=steps).values_list(
+                    "step", "recommend_ms"
+                )
+            )
+        )
+    )
+    shown = [lag + (pipeline_ms.get(step) or 0.0) for lag, step in zip(latencies, steps)]
     figures = {
         "updates": len(latencies),
         "render_lag_ms_p50": float(np.percentile(latencies, 50)),
         "render_lag_ms_p95": float(np.percentile(latencies, 95)),
         "render_lag_ms_max": float(max(latencies)),
+        "pipeline_ms_p95": float(np.percentile([pipeline_ms.get(s) or 0.0 for s in steps], 95)),
+        "grid_step_to_cards_shown_ms_p95": float(np.percentile(shown, 95)),
+        "grid_step_to_cards_shown_ms_max": float(max(shown)),
+        "seconds_per_step": 1.0,
         "channel_layer": "redis" if process_env.get("REDIS_URL") else "database polling",
     }
     (artifacts / "latency.json").write_text(json.dumps(figures, indent=2))

@@ -57,6 +57,12 @@ class RecommendationOut(Schema):
     lines_relieved: list[int] = Field(description="overloaded lines the simulation relieves")
     new_overloads: list[int] = Field(description="lines the simulation overloads")
     error: str = Field(description="why the simulation refused it (empty when playable)")
+    figures: dict[str, Any] = Field(
+        default_factory=dict,
+        description="sources, substations touched, outcome in words, overloads after, N-1 "
+        "(status, worst outage and line, lines at risk) and look-ahead (max rho per step, "
+        "first overload, the forecast used)",
+    )
     status: str
     explanation_status: str
     explanation: str
@@ -85,6 +91,11 @@ class DecisionOut(Schema):
     status: str
     applied_step: int | None
     outcome: dict[str, Any]
+    figures_seen: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the simulated figures the operator saw when deciding (the card's or what-if's, "
+        "and the grid's N-1 status and look-ahead)",
+    )
 
 
 class TimelineOut(Schema):
@@ -99,6 +110,11 @@ class StateOut(Schema):
     kind: str
     session: SessionOut
     recommendations: list[RecommendationOut]
+    assessment: dict[str, Any] = Field(
+        default_factory=dict,
+        description="doing nothing's outcome (the reference), the candidates rejected by "
+        "simulation with the reason, the grid's N-1 status and look-ahead, the forecast used",
+    )
     alarms: list[AlarmOut]
     decisions: list[DecisionOut]
     layout: dict[str, Any]
@@ -139,6 +155,11 @@ class WhatIfOut(Schema):
     lines_relieved: list[int]
     new_overloads: list[int]
     rho_after: list[float]
+    figures: dict[str, Any] = Field(
+        default_factory=dict,
+        description="as a recommendation's: outcome in words, N-1 and look-ahead, and "
+        "rejected_because when the action is worse than doing nothing (empty when refused)",
+    )
     step: int
     stale: bool
 

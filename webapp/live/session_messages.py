@@ -1,7 +1,9 @@
 """The live messages a console receives, built from rows (JSON-ready dicts).
 
 ``snapshot`` on connect (the drawing, the full state, the timeline, the panels), ``step`` at every
-grid step (the state as a delta of the previous one, the new recommendations and alarms), and
+grid step (the state as a delta of the previous one, the new recommendations with their N-1 and
+look-ahead figures, the step's assessment: doing nothing's outcome, the candidates rejected by
+simulation, the grid's N-1 status and look-ahead, the forecast used; and alarms), and
 ``panel`` when operators change something (decisions, acknowledgements, explanations, controls).
 Every message is encoded once and relayed as-is to every watcher.
 """
@@ -48,6 +50,7 @@ def recommendation_dict(rec: LiveRecommendation) -> dict[str, Any]:
         "lines_relieved": rec.lines_relieved,
         "new_overloads": rec.new_overloads,
         "error": rec.error,
+        "figures": rec.figures,
         "status": rec.status,
         "explanation_status": rec.explanation_status,
         "explanation": rec.explanation,
@@ -80,6 +83,7 @@ def decision_dict(decision: Decision) -> dict[str, Any]:
         "status": decision.status,
         "applied_step": decision.applied_step,
         "outcome": decision.outcome,
+        "figures_seen": decision.figures_seen,
     }
 
 
@@ -100,6 +104,7 @@ def step_message(
         "stepped_at": row.stepped_at.timestamp() * 1000.0,
         "state": state_delta(previous_state, row.state),
         "recommend_ms": row.recommend_ms,
+        "assessment": row.assessment,
         "recommendations": [recommendation_dict(r) for r in recommendations],
         "alarms": [alarm_dict(a) for a in alarms],
         "applied": decision_dict(applied) if applied is not None else None,

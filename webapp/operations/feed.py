@@ -4,8 +4,8 @@
 ones whose worker fell silent) and runs one :class:`SessionFeed` thread per session. A session
 feed rebuilds its grid by replaying the recorded actions (so a restarted worker resumes from the
 last persisted step), then loops: heartbeat; wait for the next tick (or a single step while
-paused); close the step to decisions and take the accepted action; step the grid; compute the
-policy's recommendations; record everything in one transaction; send the step message once,
+paused); close the step to decisions and take the accepted action; step the grid; run the
+recommendation pipeline (its cards and the step's assessment); record everything in one transaction; send the step message once,
 pre-encoded, to the session's group.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from ace_core.live import DO_NOTHING, LiveGrid, alarms_between, grid_layout, parse_action
+from ace_core.live import DO_NOTHING, LiveGrid, alarms_between, grid_layout, parse_action, security_alarms
 from webapp.live.broadcast import BackgroundPublisher
 from webapp.live.session_messages import group_name
 from webapp.operations import selectors, services
@@ -39,6 +39,8 @@ class SessionFeed:
         self.publisher = publisher
         self.stop = threading.Event()
         self.recommend_ms: list[float] = []
+        self.assessment: dict[str, Any] | None = None
+        """the last recorded step's assessment (security alarms are raised when it worsens)"""
 
     def _send(self, message: dict[str, Any]) -> None:
         if self.publisher is not None:
@@ -89,6 +91,7 @@ class SessionFeed:
             self._record(grid, result, None, "", None)
         else:
             grid.replay(selectors.applied_actions(session_id=self.session_id))
+            self.assessment = selectors.current_assessment(session=session)
             logger.info("session %s resumed at step %s", self.session_id, grid.step_index)
         played = 0
         due = time.monotonic() + session.speed_seconds
@@ -129,6 +132,9 @@ class SessionFeed:
         alarms = alarms_between(
             previous, result.state, done=result.done, finished=result.finished, reason=result.reason
         )
+        if result.assessment:
+            alarms += security_alarms(self.assessment, result.assessment)
+            self.assessment = result.assessment
         message = services.step_record(
             session_id=self.session_id,
             worker_token=self.worker_token,

@@ -103,7 +103,13 @@ class SessionStep(models.Model):
         default=dict, blank=True, help_text="the action played to reach this step (replayed on resume)"
     )
     recommend_ms = models.FloatField(
-        null=True, blank=True, help_text="policy top-k + simulate, in the worker"
+        null=True, blank=True, help_text="the recommendation pipeline's run, in the worker"
+    )
+    assessment = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="doing nothing's outcome, the candidates rejected by simulation, the grid's N-1 "
+        "status and look-ahead, the forecast used (ace_core.live.assessment_dict)",
     )
     stepped_at = models.DateTimeField()
 
@@ -136,12 +142,17 @@ class LiveRecommendation(models.Model):
     action = models.JSONField(help_text="the action as ace_core.live.parse_action reads it")
     description = models.CharField(max_length=500)
     confidence = models.FloatField()
-    source = models.CharField(max_length=16, help_text="policy or greedy (fallback)")
+    source = models.CharField(max_length=16, help_text="policy, expert, both or default (reconnect)")
     max_rho_before = models.FloatField()
     max_rho_after = models.FloatField(null=True, blank=True)
     lines_relieved = models.JSONField(default=list)
     new_overloads = models.JSONField(default=list)
     error = models.CharField(max_length=500, blank=True)
+    figures = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="outcome in words, N-1 worst case and lines at risk, look-ahead, substations",
+    )
     status = models.CharField(
         max_length=16, choices=RecommendationStatus.choices, default=RecommendationStatus.OPEN
     )
@@ -187,6 +198,12 @@ class Decision(models.Model):
     status = models.CharField(max_length=16, choices=DecisionStatus.choices)
     applied_step = models.PositiveIntegerField(null=True, blank=True)
     outcome = models.JSONField(default=dict, blank=True, help_text="the grid one step after applying")
+    figures_seen = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the simulated figures the operator saw when deciding (card or what-if, and the "
+        "grid's N-1 status and look-ahead)",
+    )
 
     class Meta:
         ordering = ["-decided_at", "-id"]
@@ -208,6 +225,8 @@ class AlarmKind(models.TextChoices):
     LINE_TRIPPED = "line_tripped", "line tripped"
     MAINTENANCE = "maintenance", "line in maintenance"
     GAME_OVER = "game_over", "game over"
+    N1_INSECURE = "n1_insecure", "not N-1 secure"
+    OVERLOAD_AHEAD = "overload_ahead", "overload ahead if nothing is done"
 
 
 class Alarm(models.Model):

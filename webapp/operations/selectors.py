@@ -52,9 +52,20 @@ def open_recommendations(*, session: LiveSession) -> list[LiveRecommendation]:
     )
 
 
+def current_assessment(*, session: LiveSession) -> dict[str, Any]:
+    """The current step's assessment: doing nothing's outcome, the rejected candidates, the grid's
+    N-1 status and look-ahead, the forecast used (empty before the first step)."""
+    found = (
+        SessionStep.objects.filter(session=session, step=session.current_step)
+        .values_list("assessment", flat=True)
+        .first()
+    )
+    return found or {}
+
+
 def panel(*, session: LiveSession) -> dict[str, Any]:
-    """What the console's side panels show: the session, the current step's recommendations,
-    alarms (all unacknowledged, plus the recent ones), the recent decisions."""
+    """What the console's side panels show: the session, the current step's recommendations and
+    assessment, alarms (all unacknowledged, plus the recent ones), the recent decisions."""
     unacked = list(
         Alarm.objects.filter(session=session, acknowledged_at__isnull=True).select_related("acknowledged_by")
     )
@@ -67,6 +78,7 @@ def panel(*, session: LiveSession) -> dict[str, Any]:
         "recommendations": [
             session_messages.recommendation_dict(r) for r in open_recommendations(session=session)
         ],
+        "assessment": current_assessment(session=session),
         "alarms": [
             session_messages.alarm_dict(a) for a in sorted(alarms.values(), key=lambda a: (-a.step, -a.pk))
         ],

@@ -61,7 +61,8 @@ def test_accepting_the_top_recommendation_is_the_consoles_decision(api_as, opera
     request = AuditEntry.objects.filter(action="api.request", actor=operator).order_by("id").last()
     assert request.after["status"] == 200 and request.after["path"].endswith("/decision")
 
-    second = recs["items"][1]
+    assert top["figures"]["n1"]["screened"] == 20 and top["figures"]["look_ahead"]["max_rho"]
+    second = recs["items"][-1]  # another card when there are several; one action per step either way
     conflict = api.post(
         f"/sessions/{fed_session.pk}/recommendations/{second['id']}/decision",
         {"decision": "accept", "step": recs["step"]},
@@ -81,6 +82,7 @@ def test_what_if_simulates_and_refuses_bad_actions(api_as, operator, engineer, f
     assert outcome.status_code == 200, outcome.content
     body = outcome.json()
     assert body["legal"] and body["step"] == step and not body["stale"]
+    assert body["figures"]["n1"]["screened"] == 20 and body["figures"]["look_ahead"]["max_rho"]
     assert len(body["rho_after"]) > 0 and body["max_rho_after"] == pytest.approx(
         max(body["rho_after"]), abs=1e-3
     )

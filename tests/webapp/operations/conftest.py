@@ -17,6 +17,9 @@ from webapp.training.models import Checkpoint, RunStatus
 from webapp.training.services.deployment import checkpoint_deploy
 
 ENV = "l2rpn_case14_sandbox"
+SCENARIO = 0
+"""a scenario whose first steps have two recommendations: in some scenarios' calm first steps every
+candidate is worse than doing nothing, and the pipeline rightly recommends none"""
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +39,7 @@ def deployment(make_run: Callable, engineer: Any, policy_file: Path) -> Any:
 @pytest.fixture
 def make_session(deployment: Any, engineer: Any) -> Callable[..., LiveSession]:
     def make(**overrides: Any) -> LiveSession:
-        options = {"scenario_index": 0, "seed": 0, "k": 3, "speed_seconds": 0.0, **overrides}
+        options = {"scenario_index": SCENARIO, "seed": 0, "k": 3, "speed_seconds": 0.0, **overrides}
         return session_start(user=engineer, **options)
 
     return make

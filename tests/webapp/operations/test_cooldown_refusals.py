@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from ace_core.grid.envs import make_env
-from ace_core.live import release_env, untrained_policy
+from ace_core.live import make_live_env, release_env, untrained_policy
 from tests.webapp.conftest import client_for
 from tests.webapp.operations.conftest import run_feed
 from webapp.audit.models import AuditEntry
@@ -36,7 +35,7 @@ COOLDOWN = 3
 
 @pytest.fixture(scope="module")
 def wcci_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = make_env(WCCI)
+    env = make_live_env(WCCI)
     assert env.parameters.NB_TIMESTEP_COOLDOWN_SUB == env.parameters.NB_TIMESTEP_COOLDOWN_LINE == COOLDOWN
     path = untrained_policy(
         WCCI, tmp_path_factory.mktemp("wcci-policy") / "checkpoint.pt", hidden=32, env=env

@@ -10,11 +10,12 @@ import pytest
 from django.utils import timezone
 
 from ace_core.live import LiveGrid, parse_action
-from tests.webapp.operations.conftest import ENV, run_feed
+from tests.webapp.operations.conftest import ENV, SCENARIO, run_feed
 from webapp.audit.models import AuditEntry
 from webapp.operations import mirror
 from webapp.operations.errors import DecisionConflictError, OperationsError, StaleStepError
 from webapp.operations.models import (
+    Alarm,
     Decision,
     DecisionStatus,
     LiveRecommendation,
@@ -41,8 +42,28 @@ def test_each_step_is_recorded_with_simulated_recommendations(make_session):
     assert session.current_step == 3 and session.decisions_open and session.layout["env"] == ENV
     assert list(SessionStep.objects.filter(session=session).values_list("step", flat=True)) == [0, 1, 2, 3]
     recs = LiveRecommendation.objects.filter(session=session, step=3).order_by("rank")
-    assert len(recs) >= 3 and all(r.source in ("policy", "greedy") for r in recs)
-    assert all(r.max_rho_after is not None or r.error for r in recs)
+    assert len(recs) >= 1 and all(r.source in ("policy", "expert", "both", "default") for r in recs)
+    row = SessionStep.objects.get(session=session, step=3)
+    reference = row.assessment["reference"]
+    assert reference["description"] == "do nothing" and reference["n1"]["screened"] == 20
+    for rec in recs:  # never worse than doing nothing, and each card carries its N-1 and look-ahead
+        assert rec.max_rho_after is not None and not rec.error
+        assert rec.max_rho_after <= reference["max_rho_after"] + 1e-4  # rounded to 1e-4 on the card
+        assert len(rec.figures["overloads_after"]) <= len(reference["overloads_after"])
+        assert rec.figures["n1"]["worst"]["outage_name"] and rec.figures["n1"]["screened"] == 20
+        assert 0 < len(rec.figures["look_ahead"]["max_rho"]) <= 12 and rec.figures["substations"]
+    rejected = row.assessment["rejected"]
+    assert rejected and all(r["rejected_because"] for r in rejected)
+    assert not {r["action_index"] for r in rejected} & {
+        r.action["index"] for r in recs if "index" in r.action
+    }
+    security = row.assessment["security"]
+    assert security["n1"]["status"] and security["look_ahead"]["forecast"]["kind"] == "perfect"
+    assert row.assessment["forecast"]["horizon_minutes"] == 60
+    # the grid is not N-1 secure from the start: one alarm says so (raised once, not every step)
+    (n1_alarm,) = Alarm.objects.filter(session=session, kind="n1_insecure")
+    assert n1_alarm.step == 0 and n1_alarm.message.startswith("not N-1 secure: losing")
+    assert n1_alarm.line == security["n1"]["worst"]["worst_line"]
     assert (
         LiveRecommendation.objects.filter(session=session, step=2, status=RecommendationStatus.OPEN).count()
         == 0
@@ -77,6 +98,18 @@ def test_an_accepted_recommendation_is_played_at_the_next_step_and_audited(make_
     assert accepted.actor == operator
     assert accepted.after["session"] == session.pk and accepted.after["step"] == 1
     assert accepted.after["recommendation"] == rec.pk and accepted.after["decision"] == "accept"
+    # the figures the operator saw are kept with the decision and in its audit entry
+    seen = decision.figures_seen
+    assert accepted.after["figures_seen"] == seen
+    assert seen["action"]["max_rho_after"] == rec.max_rho_after
+    assert seen["action"]["n1"]["worst_outage"] == rec.figures["n1"]["worst"]["outage_name"]
+    assert seen["action"]["look_ahead"]["max_rho"] == rec.figures["look_ahead"]["max_rho"]
+    assessment = SessionStep.objects.get(session=session, step=1).assessment
+    assert seen["grid"]["n1"]["status"] == assessment["security"]["n1"]["status"]
+    assert (
+        seen["grid"]["forecast"] == "perfect" and seen["grid"]["alarms"] == assessment["security"]["alarms"]
+    )
+    assert seen["grid"]["do_nothing_max_rho_after"] == assessment["reference"]["max_rho_after"]
     outcome = AuditEntry.objects.get(action="live.decision.outcome")
     assert outcome.actor is None and outcome.target_id == str(decision.pk)
     assert outcome.after["step"] == 2 and outcome.after["max_rho"] == row.state["max_rho"]
@@ -97,7 +130,7 @@ def test_decisions_on_a_stale_step_or_twice_are_refused(make_session, operator, 
     other = make_user("operator")
     with pytest.raises(DecisionConflictError, match="step 2 already has an action"):
         recommendation_decide(
-            session_id=session.pk, recommendation_id=current[1].pk, user=other, step=2, decision="accept"
+            session_id=session.pk, recommendation_id=current[0].pk, user=other, step=2, decision="accept"
         )
     with pytest.raises(DecisionConflictError, match="already accepted"):
         recommendation_decide(
@@ -105,7 +138,7 @@ def test_decisions_on_a_stale_step_or_twice_are_refused(make_session, operator, 
         )
     with pytest.raises(OperationsError, match="unknown decision 'maybe'; accepted: accept, reject"):
         recommendation_decide(
-            session_id=session.pk, recommendation_id=current[1].pk, user=other, step=2, decision="maybe"
+            session_id=session.pk, recommendation_id=current[0].pk, user=other, step=2, decision="maybe"
         )
     with pytest.raises(OperationsError, match="recommendation 999999 is not one of session"):
         recommendation_decide(
@@ -119,7 +152,7 @@ def test_what_if_matches_grid2op_and_refuses_bad_actions(make_session, operator)
     run_feed(session, 2)
     session.refresh_from_db()
     # the mirror's state is the worker's
-    grid = LiveGrid(ENV, 0, 0, None)
+    grid = LiveGrid(ENV, SCENARIO, 0, None)
     grid.replay([{}, {}])
     action = {"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}
     outcome = mirror.what_if(session=session, step=2, action=action)
@@ -127,6 +160,9 @@ def test_what_if_matches_grid2op_and_refuses_bad_actions(make_session, operator)
         grid.env.action_space({"set_bus": {"substations_id": [(1, [0, 0, 2, 2, 0, 0])]}})
     )
     assert outcome["legal"] and np.isclose(outcome["max_rho_after"], sim_obs.rho.max(), atol=1e-3)
+    figures = outcome["figures"]  # the same N-1 and look-ahead figures as the cards carry
+    assert figures["n1"]["screened"] == 20 and figures["n1"]["worst"]["worst_line_name"]
+    assert 0 < len(figures["look_ahead"]["max_rho"]) <= 12 and "max rho" in figures["outcome"]
     assert outcome["max_rho_before"] == SessionStep.objects.get(session=session, step=2).state["max_rho"]
 
     bad = {
@@ -163,13 +199,15 @@ def test_what_if_matches_grid2op_and_refuses_bad_actions(make_session, operator)
             step=2,
             action={"kind": "topology", "substation": 1, "set": [[5, 2]]},
         )
-    action_apply(session_id=session.pk, user=operator, step=2, action=action)
+    applied = action_apply(session_id=session.pk, user=operator, step=2, action=action)
+    assert applied.figures_seen["action"]["n1"]["worst_outage"] == figures["n1"]["worst"]["outage_name"]
+    assert AuditEntry.objects.get(action="live.action.apply").after["figures_seen"] == applied.figures_seen
     run_feed(session, 1)
     assert SessionStep.objects.get(session=session, step=3).state["bus"] == grid_after(action)
 
 
 def grid_after(action):
-    grid = LiveGrid(ENV, 0, 0, None)
+    grid = LiveGrid(ENV, SCENARIO, 0, None)
     grid.replay([{}, {}, action])
     return grid.state["bus"]
 
@@ -184,7 +222,7 @@ def test_a_restarted_worker_resumes_from_the_last_recorded_step(make_session, se
     session.refresh_from_db()
     assert session.current_step == 5 and session.resumes == 1 and session.worker_token == "worker-b"
     states = [row.state for row in SessionStep.objects.filter(session=session).order_by("step")]
-    grid = LiveGrid(ENV, 0, 0, None)
+    grid = LiveGrid(ENV, SCENARIO, 0, None)
     expected = [grid.reset().state] + [
         grid.step(parse_action({"kind": "nothing"}, grid.space)).state for _ in range(5)
     ]

@@ -25,7 +25,7 @@ def test_two_operators_accepting_at_once_exactly_one_wins(make_session, make_use
     session = make_session()
     run_feed(session, 1)
     recs = list(LiveRecommendation.objects.filter(session=session, step=1, error="").order_by("rank"))
-    assert len(recs) >= 2, list(
+    assert len(recs) >= 1, list(
         LiveRecommendation.objects.filter(session=session).values("step", "error", "description")
     )
     users = [make_user("operator"), make_user("operator")]
@@ -43,7 +43,9 @@ def test_two_operators_accepting_at_once_exactly_one_wins(make_session, make_use
         finally:
             connections.close_all()
 
-    for rec_ids in ([recs[0].pk, recs[0].pk], [recs[0].pk, recs[1].pk]):
+    # the same card, and (when the pipeline recommends two) two different cards
+    pairs = [[recs[0].pk, recs[0].pk]] + ([[recs[0].pk, recs[1].pk]] if len(recs) > 1 else [])
+    for rec_ids in pairs:
         Decision.objects.all().delete()
         LiveRecommendation.objects.filter(session=session).update(status=RecommendationStatus.OPEN)
         threads = [threading.Thread(target=accept, args=(i, rec_ids[i])) for i in range(2)]
@@ -74,7 +76,9 @@ async def test_the_console_socket_sends_a_snapshot_then_each_step(make_session, 
     snapshot = await socket.receive_json_from(timeout=10)
     assert snapshot["kind"] == "snapshot" and snapshot["state"]["step"] == 1
     assert len(snapshot["layout"]["substations"]) == 14 and snapshot["timeline"]["step"] == [0, 1]
-    assert len(snapshot["recommendations"]) >= 3 and snapshot["session"]["status"] == "running"
+    assert len(snapshot["recommendations"]) >= 1 and snapshot["session"]["status"] == "running"
+    assert snapshot["assessment"]["reference"]["description"] == "do nothing"
+    assert snapshot["recommendations"][0]["figures"]["n1"]["worst"]["outage_name"]
     await sync_to_async(run_feed)(session, 2)
     steps = []
     while len(steps) < 2:  # panels (the worker resuming the session) come between the steps
@@ -85,6 +89,8 @@ async def test_the_console_socket_sends_a_snapshot_then_each_step(make_session, 
     assert all(m["kind"] == "step" and m["state"]["delta"] for m in steps)  # deltas, not full states
     assert len(steps[0]["state"]["rho"]) == 20 and "bus" not in steps[0]["state"]
     assert steps[0]["recommendations"][0]["step"] == 2 and steps[0]["stepped_at"] > 0
+    assert steps[0]["assessment"]["security"]["n1"]["status"]
+    assert steps[0]["assessment"]["forecast"]["kind"] == "perfect"
     await socket.disconnect()
 
 

@@ -3,8 +3,9 @@ action (checked by a what-if first), acknowledge an alarm.
 
 The session row is locked first, so of two operators accepting at the same moment exactly one
 wins (the database's conditional unique constraint is the second guard). Decisions are audited
-in the same transaction; the outcome of an applied decision is audited when the feed worker
-records the next step (:func:`webapp.operations.services.worker.step_record`).
+in the same transaction, with the simulated figures the operator saw (the card's or the what-if's,
+and the grid's N-1 status and look-ahead); the outcome of an applied decision is audited when the
+feed worker records the next step (:func:`webapp.operations.services.worker.step_record`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from webapp.operations.models import (
     RecommendationStatus,
 )
 from webapp.operations.services.common import check_comment, locked_session, session_changed
+from webapp.operations.services.figures import seen_for_recommendation, seen_for_what_if
 
 
 def _check_current(session: LiveSession, step: int) -> None:
@@ -106,6 +108,7 @@ def recommendation_decide(
     check_comment(comment)
     session = locked_session(session_id)
     rec = _decidable(session, recommendation_id=recommendation_id, step=step, decision=decision)
+    seen = seen_for_recommendation(session, rec)
     made = _decision_create(
         session=session,
         step=step,
@@ -117,6 +120,7 @@ def recommendation_decide(
         decided_at=timezone.now(),
         comment=comment,
         status=DecisionStatus.PENDING if decision == "accept" else DecisionStatus.CLOSED,
+        figures_seen=seen,
     )
     before_status = rec.status
     rec.status = RecommendationStatus.ACCEPTED if decision == "accept" else RecommendationStatus.REJECTED
@@ -136,6 +140,7 @@ def recommendation_decide(
             "action": rec.description,
             "expected_max_rho_after": rec.max_rho_after,
             "decision": decision,
+            "figures_seen": seen,
         },
         comment=comment,
     )
@@ -157,6 +162,7 @@ def action_apply(
     outcome = what_if(session=session, step=step, action=action)
     if not outcome["legal"]:
         raise OperationsError(f"this action cannot be played: {outcome['refusal']}")
+    seen = seen_for_what_if(session, step, outcome)
     made = _decision_create(
         session=session,
         step=step,
@@ -167,6 +173,7 @@ def action_apply(
         decided_at=timezone.now(),
         comment=comment,
         status=DecisionStatus.PENDING,
+        figures_seen=seen,
     )
     session_changed(session)
     audit_record(
@@ -179,6 +186,7 @@ def action_apply(
             "action": outcome["description"],
             "expected_max_rho_after": outcome["max_rho_after"],
             "decision": "apply",
+            "figures_seen": seen,
         },
         comment=comment,
     )

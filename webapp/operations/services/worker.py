@@ -128,6 +128,7 @@ def step_record(
         done=result.done,
         applied_action=played,
         recommend_ms=result.timings.get("total_ms"),
+        assessment=result.assessment,
         stepped_at=now,
     )
     expire_open_recommendations(session)
