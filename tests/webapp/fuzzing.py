@@ -189,6 +189,9 @@ def path_arguments(pattern: URLPattern, real: dict[str, int]) -> st.SearchStrate
     """A value for each argument of the route's path: ids for ``<int:...>``, else any text its
     converter matches."""
     strategies = {}
+    # a regex route (re_path) names its arguments as groups, not converters: any path-safe text
+    for name in getattr(pattern.pattern.regex, "groupindex", {}):
+        strategies[name] = st.from_regex(r"[A-Za-z0-9_./~-]{0,40}", fullmatch=True)
     for name, converter in pattern.pattern.converters.items():
         if isinstance(converter, IntConverter):
             strategies[name] = path_ids(real.get(name, 1))
