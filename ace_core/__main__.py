@@ -231,6 +231,82 @@ def cmd_actions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_evaluate_parser(sub) -> None:
+    evaluate = sub.add_parser("evaluate", help="evaluate an agent with grid2op's Runner")
+    evaluate.add_argument("--env", required=True)
+    evaluate.add_argument(
+        "--agent",
+        required=True,
+        help="do-nothing | reconnect | greedy[:BUDGET] | greedy:key=value,... | sac:RUN_DIR | sac-checked:RUN_DIR[:K]",
+    )
+    evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    evaluate.add_argument(
+        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
+    )
+    evaluate.add_argument("--seeds", type=int, default=1, help="run each scenario with seeds 0..N-1")
+    evaluate.add_argument("--out", default=None, help="directory for EpisodeData and report.json")
+    evaluate.add_argument("--score", action="store_true", help="add grid2op's L2RPN 2020 score")
+    evaluate.add_argument("--verbose", action="store_true", help="print every episode")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+
+def _add_experiment_parser(sub) -> None:
+    experiment = sub.add_parser(
+        "experiment",
+        help="run the ACE ablations (see ace_core/experiment.py)",
+        formatter_class=_DefaultsFormatter,
+    )
+    experiment.add_argument("which", choices=("ablations",), help="the experiment to run")
+    experiment.add_argument("--out", required=True, help="directory for the runs, tables and curves")
+    experiment.add_argument("--seeds", type=int, default=3, help="training seeds 0..N-1 per variant")
+    experiment.add_argument(
+        "--variants", default="", help="comma-separated subset of the variants (default: all)"
+    )
+    experiment.add_argument(
+        "--eval-episodes", type=int, default=None, help="first N test scenarios (default: all)"
+    )
+    experiment.add_argument("--eval-seeds", type=int, default=1, help="grid seeds 0..N-1 per test scenario")
+    _add_config_flags(experiment)
+    experiment.set_defaults(func=cmd_experiment)
+
+
+def _add_mine_parser(sub) -> None:
+    mine = sub.add_parser(
+        "mine",
+        help="play the expert over a split with Ray: action set and imitation dataset",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    mine.add_argument("--env", required=True)
+    mine.add_argument("--expert", default="greedy", help="greedy, greedy:BUDGET or greedy:key=value,...")
+    mine.add_argument("--split", default="train", choices=("train", "validation", "test"))
+    mine.add_argument(
+        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
+    )
+    mine.add_argument("--seeds", type=int, default=1, help="play each scenario with grid seeds 0..N-1")
+    mine.add_argument("--episode-length", type=int, default=288, help="steps per scenario")
+    mine.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ray worker processes")
+    mine.add_argument("--ray-address", default=None, help="HOST:PORT or auto to join a Ray cluster")
+    mine.add_argument("--out", default=None, help="mine directory (default: cached by env, split, settings)")
+    mine.set_defaults(func=cmd_mine)
+
+
+def _add_pretrain_parser(sub) -> None:
+    pretrain = sub.add_parser(
+        "pretrain",
+        help="behaviour-clone the expert of a mine into a policy checkpoint",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    pretrain.add_argument("--env", required=True)
+    pretrain.add_argument("--dataset", required=True, help="a mine directory or its dataset.npz")
+    pretrain.add_argument("--out", required=True, help="run directory for checkpoint.pt and pretrain.json")
+    pretrain.add_argument("--epochs", type=int, default=30)
+    pretrain.add_argument("--batch-size", type=int, default=64)
+    pretrain.add_argument("--lr", type=float, default=1e-3)
+    pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
+    pretrain.add_argument("--seed", type=int, default=0)
+    pretrain.set_defaults(func=cmd_pretrain)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ace_core", description="GridACE core: train, evaluate, benchmark"
@@ -252,40 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_flags(train)
     train.set_defaults(func=cmd_train)
 
-    evaluate = sub.add_parser("evaluate", help="evaluate an agent with grid2op's Runner")
-    evaluate.add_argument("--env", required=True)
-    evaluate.add_argument(
-        "--agent",
-        required=True,
-        help="do-nothing | reconnect | greedy[:BUDGET] | greedy:key=value,... | sac:RUN_DIR | sac-checked:RUN_DIR[:K]",
-    )
-    evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"))
-    evaluate.add_argument(
-        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
-    )
-    evaluate.add_argument("--seeds", type=int, default=1, help="run each scenario with seeds 0..N-1")
-    evaluate.add_argument("--out", default=None, help="directory for EpisodeData and report.json")
-    evaluate.add_argument("--score", action="store_true", help="add grid2op's L2RPN 2020 score")
-    evaluate.add_argument("--verbose", action="store_true", help="print every episode")
-    evaluate.set_defaults(func=cmd_evaluate)
+    _add_evaluate_parser(sub)
 
-    experiment = sub.add_parser(
-        "experiment",
-        help="run the ACE ablations (see ace_core/experiment.py)",
-        formatter_class=_DefaultsFormatter,
-    )
-    experiment.add_argument("which", choices=("ablations",), help="the experiment to run")
-    experiment.add_argument("--out", required=True, help="directory for the runs, tables and curves")
-    experiment.add_argument("--seeds", type=int, default=3, help="training seeds 0..N-1 per variant")
-    experiment.add_argument(
-        "--variants", default="", help="comma-separated subset of the variants (default: all)"
-    )
-    experiment.add_argument(
-        "--eval-episodes", type=int, default=None, help="first N test scenarios (default: all)"
-    )
-    experiment.add_argument("--eval-seeds", type=int, default=1, help="grid seeds 0..N-1 per test scenario")
-    _add_config_flags(experiment)
-    experiment.set_defaults(func=cmd_experiment)
+    _add_experiment_parser(sub)
 
     bench = sub.add_parser("bench", help="print performance figures as JSON")
     bench.add_argument("--env", action="append", help="env to benchmark (repeatable)")
@@ -318,38 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
     subset.add_argument("--save", required=True, help="file to write, one action index per line")
     subset.set_defaults(func=cmd_subset)
 
-    mine = sub.add_parser(
-        "mine",
-        help="play the expert over a split with Ray: action set and imitation dataset",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    mine.add_argument("--env", required=True)
-    mine.add_argument("--expert", default="greedy", help="greedy, greedy:BUDGET or greedy:key=value,...")
-    mine.add_argument("--split", default="train", choices=("train", "validation", "test"))
-    mine.add_argument(
-        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
-    )
-    mine.add_argument("--seeds", type=int, default=1, help="play each scenario with grid seeds 0..N-1")
-    mine.add_argument("--episode-length", type=int, default=288, help="steps per scenario")
-    mine.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ray worker processes")
-    mine.add_argument("--ray-address", default=None, help="HOST:PORT or auto to join a Ray cluster")
-    mine.add_argument("--out", default=None, help="mine directory (default: cached by env, split, settings)")
-    mine.set_defaults(func=cmd_mine)
+    _add_mine_parser(sub)
 
-    pretrain = sub.add_parser(
-        "pretrain",
-        help="behaviour-clone the expert of a mine into a policy checkpoint",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    pretrain.add_argument("--env", required=True)
-    pretrain.add_argument("--dataset", required=True, help="a mine directory or its dataset.npz")
-    pretrain.add_argument("--out", required=True, help="run directory for checkpoint.pt and pretrain.json")
-    pretrain.add_argument("--epochs", type=int, default=30)
-    pretrain.add_argument("--batch-size", type=int, default=64)
-    pretrain.add_argument("--lr", type=float, default=1e-3)
-    pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
-    pretrain.add_argument("--seed", type=int, default=0)
-    pretrain.set_defaults(func=cmd_pretrain)
+    _add_pretrain_parser(sub)
 
     recipes = sub.add_parser("recipes", help="list the named training recipes (for train --recipe)")
     recipes.set_defaults(func=cmd_recipes)
