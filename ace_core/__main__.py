@@ -19,11 +19,11 @@ from ace_core.errors import AceError, CheckpointError, ConfigError
 
 class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Appends each argument's default, except to required ones and where the help already names
-    it: the config flags, whose argparse default is None so that only the flags given override
-    the config."""
+    it (the config flags, whose argparse default is None so that only the flags given override
+    the config), and to flags without a default."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.required or "(default: " in (action.help or ""):
+        if action.required or action.default is None or "(default: " in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 
