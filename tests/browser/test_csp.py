@@ -38,7 +38,8 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
     from webapp.accounts.services import role_groups_sync
-    from webapp.operations.models import Alarm
+    from webapp.api.services import token_create
+    from webapp.operations.models import Alarm, LiveRecommendation
     from webapp.review.services import refinement_record
     from webapp.training.management.commands import demo
     from webapp.training.services.events import metrics_record
@@ -67,7 +68,19 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
         "checkpoint": session.deployment.checkpoint,
         "session": session,
         "alarm": alarm,
-        "rec": session.recommendations.first(),
+        # a calm step may show no card (nothing beats doing nothing): a row stands in for the URLs
+        "rec": session.recommendations.first()
+        or LiveRecommendation.objects.create(
+            session=session,
+            step=0,
+            rank=0,
+            action={"kind": "nothing"},
+            description="do nothing",
+            confidence=1.0,
+            source="policy",
+            max_rho_before=0.5,
+        ),
+        "token": token_create(user=get_user_model().objects.get(username="root"), name="csp")[0],
     }
     return {name: _url(name, objects) for name in PAGES}
 
