@@ -97,11 +97,14 @@ class Trainer:
         self.space = build_action_space(self.env)
         if config.action_subset:
             self.space = self.space.restrict_to_file(config.action_subset)
-        self.features = FeatureBuilder(self.env)
+        start = self._start_state(config.init_from)
+        self.features = FeatureBuilder.for_policy(self.env, start) if start else FeatureBuilder(self.env)
         self.scenarios = scenarios(self.env, "train")
         if not self.scenarios:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
         self.sac = SAC(self.features.size, self.space, config.sac)
+        if start:
+            self._start_from(start)
         self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
         self.teacher = ExpertTeacher(config, self.space, self.env.action_space, self.sac, self.rng)
         self.ace = self._coevolution()
@@ -119,6 +122,26 @@ class Trainer:
         self.obs = None
         self._window: dict[str, list[float]] = {}
         self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
+
+    def _start_state(self, init_from: str) -> dict | None:
+        """The checkpoint a run starts its policy from (``init_from``), checked against this run's
+        action space; None for a fresh policy. A resume then restores the run's own checkpoint."""
+        if not init_from:
+            return None
+        state = load_checkpoint(Path(init_from))
+        check_same_space(state, self.space.fingerprint(), init_from)
+        return state
+
+    def _start_from(self, state: dict) -> None:
+        # the networks only: optimisers, temperature and update count start afresh for RL
+        try:
+            for name in ("actor", "qf1", "qf2", "qf1_target", "qf2_target"):
+                getattr(self.sac, name).load_state_dict(state["sac"][name])
+        except (KeyError, RuntimeError) as exc:
+            raise CheckpointError(
+                f"init_from {self.config.init_from!r}: its networks do not fit this run's "
+                f"(same env, head and hidden size needed): {str(exc).splitlines()[0]}"
+            ) from None
 
     def _coevolution(self):
         """ACE's extension when the run has an LLM (imported only then: it loads transformers)."""

@@ -63,6 +63,9 @@ class TrainConfig:
     """the agent acts only when max rho reaches this; below it, reconnect lines or do nothing"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
+    init_from: str = ""
+    """checkpoint (or run directory) whose policy this run starts from, e.g. a behaviour-cloned
+    one from `pretrain`: its networks and feature scale; same action space required; empty = fresh"""
     sac: SACConfig = dataclasses.field(default_factory=SACConfig)
     """the SAC learner"""
     batch_size: int = 64
@@ -168,6 +171,10 @@ class TrainConfig:
         if self.action_subset and not Path(self.action_subset).is_file():
             raise ConfigError(
                 f"action_subset {self.action_subset!r} is not a file; give a file of action indices or leave it empty"
+            )
+        if self.init_from and not Path(self.init_from).exists():
+            raise ConfigError(
+                f"init_from {self.init_from!r} does not exist; give a checkpoint file or run directory, or leave it empty"
             )
 
     def _check_learning(self) -> None:

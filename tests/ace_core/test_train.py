@@ -112,3 +112,29 @@ def test_a_checkpoint_written_before_composed_configs_resumes_exactly(straight_r
     assert all(torch.equal(a[k], b[k]) for k in a)
     # rewritten in the current layout: every setting, sections nested
     assert load_checkpoint(path)["config"] == TrainConfig(**TINY).full_dict()
+
+
+def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):
+    from ace_core.train import Trainer
+
+    source, _, _ = straight_run
+    trainer = Trainer(TrainConfig(**TINY, init_from=str(source)).validate(), tmp_path / "warm")
+    started = trainer.sac.actor.state_dict()
+    for name, tensor in _params(source / "checkpoint.pt").items():
+        assert torch.equal(started[name], tensor), name
+    assert trainer.sac.updates == 0  # the networks only: optimisers and counters start afresh
+    fresh = Trainer(TrainConfig(**TINY).validate(), tmp_path / "cold").sac.actor.state_dict()
+    assert any(not torch.equal(fresh[name], started[name]) for name in started)
+
+
+def test_init_from_refuses_a_foreign_policy_and_a_missing_path(straight_run, tmp_path):
+    from ace_core.errors import ConfigError
+    from ace_core.train import Trainer
+
+    source, _, _ = straight_run
+    with pytest.raises(ConfigError, match="does not exist"):
+        TrainConfig(**TINY, init_from=str(tmp_path / "nowhere")).validate()
+    with pytest.raises(CheckpointError, match="action space"):
+        Trainer(TrainConfig(**{**TINY, "env": "rte_case14_realistic"}, init_from=str(source)), tmp_path / "x")
+    with pytest.raises(CheckpointError, match="do not fit"):
+        Trainer(TrainConfig(**{**TINY, "hidden": 32}, init_from=str(source)), tmp_path / "y")

@@ -139,7 +139,7 @@ def config_form_fields() -> dict[str, forms.Field]:
     return {field.name: _config_field(field, field.default, field.doc) for field in config_fields()}
 
 
-PATH_FIELDS = {"action_subset": confined_file, "llm_model": model_reference}
+PATH_FIELDS = {"action_subset": confined_file, "init_from": confined_file, "llm_model": model_reference}
 """fields that name a file or folder on the server: confined to the runs and data folders"""
 
 

@@ -75,3 +75,14 @@ def test_a_model_folder_outside_is_refused_and_a_model_id_is_kept(engineer, data
         )
     response = _launch(engineer, llm_model="HuggingFaceTB/SmolLM2-135M-Instruct")
     assert response.status_code == 302
+
+
+def test_the_policy_a_run_starts_from_is_confined_too(engineer, data_dir, tmp_path):
+    outside = tmp_path / "checkpoint.pt"
+    outside.write_bytes(b"not a checkpoint")
+    refusals = {
+        path: _errors(_launch(engineer, init_from=path), "init_from")
+        for path in ("/etc/shadow", str(outside), str(tmp_path / "missing.pt"))
+    }
+    assert len(set(refusals.values())) == 1, refusals
+    assert "must name a file inside the data folder" in next(iter(refusals.values()))
