@@ -20,7 +20,7 @@ from ace_core.events import MetricsEvent
 from tests.browser.conftest import browser, in_thread, log_in
 from tests.webapp.conftest import trainer_refinement
 from tests.webapp.operations.conftest import run_feed
-from tests.webapp.test_route_coverage import ROUTES, _url
+from tests.webapp.test_route_coverage import ROUTES, _url, stand_in_recommendation
 
 PASSWORD = "csp-browser-pass-123"
 DOWNLOADS = {"audit:export", "operations:export"}
@@ -39,7 +39,7 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
 
     from webapp.accounts.services import role_groups_sync
     from webapp.api.services import token_create
-    from webapp.operations.models import Alarm, LiveRecommendation
+    from webapp.operations.models import Alarm
     from webapp.review.services import refinement_record
     from webapp.training.management.commands import demo
     from webapp.training.services.events import metrics_record
@@ -69,17 +69,7 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
         "session": session,
         "alarm": alarm,
         # a calm step may show no card (nothing beats doing nothing): a row stands in for the URLs
-        "rec": session.recommendations.first()
-        or LiveRecommendation.objects.create(
-            session=session,
-            step=0,
-            rank=0,
-            action={"kind": "nothing"},
-            description="do nothing",
-            confidence=1.0,
-            source="policy",
-            max_rho_before=0.5,
-        ),
+        "rec": session.recommendations.first() or stand_in_recommendation(session),
         "token": token_create(user=get_user_model().objects.get(username="root"), name="csp")[0],
     }
     return {name: _url(name, objects) for name in PAGES}

@@ -102,7 +102,7 @@ def test_the_tables_name_every_route():
 def objects(make_run, make_refinement, engineer, role_users) -> dict[str, Any]:
     from django.utils import timezone
 
-    from webapp.operations.models import Alarm, LiveRecommendation, LiveSession
+    from webapp.operations.models import Alarm, LiveSession
     from webapp.training.models import Checkpoint, Deployment
 
     run = make_run()
@@ -122,16 +122,7 @@ def objects(make_run, make_refinement, engineer, role_users) -> dict[str, Any]:
     alarm = Alarm.objects.create(
         session=session, step=0, kind="overload", message="m", raised_at=timezone.now()
     )
-    rec = LiveRecommendation.objects.create(
-        session=session,
-        step=0,
-        rank=0,
-        action={"kind": "nothing"},
-        description="do nothing",
-        confidence=1.0,
-        source="policy",
-        max_rho_before=0.5,
-    )
+    rec = stand_in_recommendation(session)
     from webapp.api.services import token_create
 
     # the allowed user of the route table ("any" lets an engineer in) revokes their own token
@@ -145,6 +136,22 @@ def objects(make_run, make_refinement, engineer, role_users) -> dict[str, Any]:
         "alarm": alarm,
         "rec": rec,
     }
+
+
+def stand_in_recommendation(session):
+    """A recommendation row for building the routes' URLs (the gates are under test, not the grid)."""
+    from webapp.operations.models import LiveRecommendation
+
+    return LiveRecommendation.objects.create(
+        session=session,
+        step=0,
+        rank=0,
+        action={"kind": "nothing"},
+        description="do nothing",
+        confidence=1.0,
+        source="policy",
+        max_rho_before=0.5,
+    )
 
 
 _NO_ARGS = {"operations:session_list", "operations:session_start"}
