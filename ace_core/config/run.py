@@ -66,6 +66,21 @@ class TrainConfig:
     init_from: str = ""
     """checkpoint (or run directory) whose policy this run starts from, e.g. a behaviour-cloned
     one from `pretrain`: its networks and feature scale; same action space required; empty = fresh"""
+    decisions: int = 0
+    """agent decisions to train for, a budget beside steps: the run stops at whichever it reaches first (0 = steps alone)"""
+    validate_every: int = 0
+    """agent decisions between validations: the plain policy plays the validation days, and the best one is kept as best.pt, which evaluation and deployment use (0 = no validation: the last policy)"""
+    validation_seeds: int = 1
+    """grid seeds each validation day is played with"""
+    # --- imitation start ---
+    pretrain_mine: str = ""
+    """start from behaviour cloning of the expert: a mine directory (`python -m ace_core mine`), auto to mine the train days first (cached: reused by every run with the same env, expert and seeds), or empty for no imitation start"""
+    pretrain_expert: str = "greedy"
+    """the expert that auto mines with (greedy, greedy:BUDGET or greedy:key=value,...)"""
+    pretrain_seeds: int = 2
+    """grid seeds each train day is mined with (auto)"""
+    pretrain_epochs: int = 30
+    """behaviour-cloning epochs over the mined expert decisions"""
     sac: SACConfig = dataclasses.field(default_factory=SACConfig)
     """the SAC learner"""
     batch_size: int = 64
@@ -175,6 +190,39 @@ class TrainConfig:
         if self.init_from and not Path(self.init_from).exists():
             raise ConfigError(
                 f"init_from {self.init_from!r} does not exist; give a checkpoint file or run directory, or leave it empty"
+            )
+
+        in_range("decisions", self.decisions, 0, MAX_STEPS)
+        in_range("validate_every", self.validate_every, 0, MAX_STEPS)
+        in_range("validation_seeds", self.validation_seeds, 1, 100)
+        self._check_pretrain()
+
+    def _check_pretrain(self) -> None:
+        in_range("pretrain_seeds", self.pretrain_seeds, 1, 1_000)
+        in_range("pretrain_epochs", self.pretrain_epochs, 1, 10_000)
+        if not self.pretrain_mine:
+            return
+        if self.init_from:
+            raise ConfigError(
+                "init_from and pretrain_mine both choose the starting policy; give one of them"
+            )
+        if self.pretrain_mine == "auto":
+            from ace_core.expert import parse_expert_spec
+
+            name, _, settings = self.pretrain_expert.partition(":")
+            if name != "greedy":
+                raise ConfigError(
+                    f"pretrain_expert {self.pretrain_expert!r}: unknown expert {name!r}; accepted: "
+                    "greedy, greedy:BUDGET or greedy:key=value,..."
+                )
+            try:
+                parse_expert_spec(settings)
+            except ConfigError as exc:
+                raise ConfigError(f"pretrain_expert: {exc}") from None
+        elif not (Path(self.pretrain_mine) / "summary.json").is_file():
+            raise ConfigError(
+                f"pretrain_mine {self.pretrain_mine!r} is not a finished mine (no summary.json); "
+                "give a directory written by `python -m ace_core mine`, auto, or leave it empty"
             )
 
     def _check_learning(self) -> None:
