@@ -203,9 +203,7 @@ class TrainConfig:
         if not self.pretrain_mine:
             return
         if self.init_from:
-            raise ConfigError(
-                "init_from and pretrain_mine both choose the starting policy; give one of them"
-            )
+            raise ConfigError("init_from and pretrain_mine both choose the starting policy; give one of them")
         if self.pretrain_mine == "auto":
             from ace_core.expert import parse_expert_spec
 
@@ -241,6 +239,8 @@ class TrainConfig:
         in_range("update_every", self.update_every, 1, 10_000)
         in_range("gradient_steps", self.gradient_steps, 1, 1_000)
         in_range("target_entropy_scale", self.sac.target_entropy_scale, 0.0, 1.0)
+        in_range("init_alpha", self.sac.init_alpha, 1e-6, 100.0)
+        in_range("actor_delay", self.sac.actor_delay, 0, 10_000_000)
         in_range("checkpoint_every", self.checkpoint_every, 1, MAX_STEPS)
         in_range("log_every", self.log_every, 1, MAX_STEPS)
         in_range("torch_threads", self.torch_threads, 1, 256)

@@ -37,6 +37,10 @@ class SACConfig:
     """critic learning rate"""
     target_entropy_scale: float = flat("target_entropy_scale", 0.25)
     """target entropy = scale * log(number of legal actions), CleanRL-style"""
+    init_alpha: float = flat("init_alpha", 1.0)
+    """the temperature at the first update (a cloned policy is sharp: a small start keeps the entropy bonus from flattening it)"""
+    actor_delay: int = flat("actor_delay", 0)
+    """SAC updates during which only the critics learn, the actor and temperature held: a policy started from imitation stays itself until the critics know its values"""
     imitation: float = flat("imitation", 0.0)
     """weight of a behaviour-cloning term on the LLM buffer's rows, priority * -log pi(a_llm | s), added to the policy loss (0: off, the paper's weighted policy loss alone)"""
     max_grad_norm: float = 10.0

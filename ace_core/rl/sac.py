@@ -10,6 +10,11 @@ That policy loss, ``w * (alpha * E_pi[log pi] - E_pi[min Q])``, never reads the 
 refinement reaches the policy only through ``Q(s, a_llm)``. ``imitation`` adds, for the rows whose
 ``sources`` is ``SOURCE_LLM``, a behaviour-cloning term ``imitation * w * -log pi(a_llm | s)`` (as in
 DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves plain SAC.
+
+A policy started from imitation (``TrainConfig.pretrain_mine``, ``init_from``) meets critics that
+know nothing of it: ``actor_delay`` updates train the critics alone on its own decisions before
+the actor moves, and ``init_alpha`` starts the temperature low enough that the entropy bonus does
+not flatten a sharp cloned policy in the first updates.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ class SAC:
             self.actor.parameters(), lr=config.policy_lr, eps=1e-4, fused=True
         )
         self.target_entropy = config.target_entropy_scale * math.log(space.n)
-        self.log_alpha = torch.zeros(1, requires_grad=True)
+        self.log_alpha = torch.full((1,), math.log(config.init_alpha), requires_grad=True)
         self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=config.q_lr, eps=1e-4, fused=True)
         self.updates = 0
         self._actor_weights = None
@@ -69,6 +74,16 @@ class SAC:
         torch.nn.utils.clip_grad_norm_(self._q_params, self.config.max_grad_norm)
         self.q_optimizer.step()
 
+        if self.updates < self.config.actor_delay:
+            self._soft_update_targets()
+            self.updates += 1
+            return {
+                "losses/qf1_loss": qf1_loss.item(),
+                "losses/qf2_loss": qf2_loss.item(),
+                "losses/alpha": alpha.item(),
+                "losses/q_target_mean": target.mean().item(),
+            }
+
         policy = self.actor(batch.obs, batch.mask)
         entropy = policy.entropy()
         q_detached = (_detach(qf1_values), _detach(qf2_values))
@@ -88,10 +103,7 @@ class SAC:
         alpha_loss.backward()
         self.alpha_optimizer.step()
 
-        with torch.no_grad():
-            online = [*self.qf1.parameters(), *self.qf2.parameters()]
-            targets = [*self.qf1_target.parameters(), *self.qf2_target.parameters()]
-            torch._foreach_lerp_(targets, online, self.config.tau)
+        self._soft_update_targets()
         self.updates += 1
         return {
             "losses/qf1_loss": qf1_loss.item(),
@@ -103,6 +115,12 @@ class SAC:
             "losses/entropy": entropy.mean().item(),
             "losses/q_target_mean": target.mean().item(),
         }
+
+    def _soft_update_targets(self) -> None:
+        with torch.no_grad():
+            online = [*self.qf1.parameters(), *self.qf2.parameters()]
+            targets = [*self.qf1_target.parameters(), *self.qf2_target.parameters()]
+            torch._foreach_lerp_(targets, online, self.config.tau)
 
     def act(self, features: np.ndarray, top_mask: np.ndarray, rng: np.random.Generator | None) -> int:
         """One action for one observation: sampled with ``rng``, the most likely one without.

@@ -109,3 +109,18 @@ def test_acting_and_the_policys_own_draws_are_one_rule(sandbox_space, head):
         assert drawn == [policy.sample(np.random.default_rng(seed))] * 2
         assert sac.act(features, mask, None) == policy.greedy()
         assert mask[sandbox_space.top_of_action[drawn[0]]]
+
+
+def test_actor_delay_trains_the_critics_alone_then_the_actor(sandbox_space):
+    rng = np.random.default_rng(0)
+    buffer, _, _ = _bandit(sandbox_space, rng, n=128)
+    sac = SAC(6, sandbox_space, SACConfig(head="flat", hidden=32, actor_delay=3, init_alpha=0.01))
+    assert sac.alpha == pytest.approx(0.01)
+    actor, critic = [p.clone() for p in sac.actor.parameters()], [p.clone() for p in sac.qf1.parameters()]
+    for _ in range(3):
+        sac.update(buffer.sample(32, rng))
+    assert all(torch.equal(a, b) for a, b in zip(actor, sac.actor.parameters()))  # the policy is held
+    assert not all(torch.equal(a, b) for a, b in zip(critic, sac.qf1.parameters()))  # the critics learn
+    assert sac.alpha == pytest.approx(0.01)  # and so is the temperature
+    sac.update(buffer.sample(32, rng))
+    assert not all(torch.equal(a, b) for a, b in zip(actor, sac.actor.parameters()))  # then it moves
