@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment,bench,demo,export,recipes,subset,mine,pretrain,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -94,7 +94,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     seeds = tuple(range(args.seeds))
     report = evaluate(
-        args.env, args.agent, args.split, args.episodes, args.out, seeds=seeds, score=args.score
+        args.env,
+        args.agent,
+        args.split,
+        args.episodes,
+        args.out,
+        seeds=seeds,
+        score=args.score,
+        opponent=args.opponent,
+        episode_length=args.episode_length,
     )
     if not args.verbose:
         report = {k: v for k, v in report.items() if k != "episodes"}
@@ -121,6 +129,27 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         command_line(),
     )
     print(json.dumps(result["table"], indent=2))
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from ace_core.compare import run_table
+    from ace_core.experiment import command_line
+
+    if args.seeds < 1:
+        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    rows = run_table(
+        args.env,
+        args.agents,
+        Path(args.out),
+        args.split,
+        tuple(range(args.seeds)),
+        args.episodes,
+        args.opponent,
+        args.episode_length,
+        command_line(),
+    )
+    print(json.dumps(rows, indent=2))
     return 0
 
 
@@ -231,6 +260,19 @@ def cmd_actions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_episode_flags(parser: argparse.ArgumentParser) -> None:
+    """How evaluation episodes are played: under which line attacks, and how long."""
+    parser.add_argument(
+        "--opponent",
+        default="env",
+        help="line attacks: env (the env's own opponent), none, or random-line (grid2op's "
+        "RandomLineOpponent as in rte_case14_opponent)",
+    )
+    parser.add_argument(
+        "--episode-length", type=int, default=288, help="steps per scenario (288 = one day, 864 = three)"
+    )
+
+
 def _add_evaluate_parser(sub) -> None:
     evaluate = sub.add_parser("evaluate", help="evaluate an agent with grid2op's Runner")
     evaluate.add_argument("--env", required=True)
@@ -245,6 +287,7 @@ def _add_evaluate_parser(sub) -> None:
     )
     evaluate.add_argument("--seeds", type=int, default=1, help="run each scenario with seeds 0..N-1")
     evaluate.add_argument("--out", default=None, help="directory for EpisodeData and report.json")
+    _add_episode_flags(evaluate)
     evaluate.add_argument("--score", action="store_true", help="add grid2op's L2RPN 2020 score")
     evaluate.add_argument("--verbose", action="store_true", help="print every episode")
     evaluate.set_defaults(func=cmd_evaluate)
@@ -252,22 +295,46 @@ def _add_evaluate_parser(sub) -> None:
 
 def _add_experiment_parser(sub) -> None:
     experiment = sub.add_parser(
-        "experiment",
-        help="run the ACE ablations (see ace_core/experiment.py)",
-        formatter_class=_DefaultsFormatter,
+        "experiment", help="run the ACE ablations or compare agents (see ace_core/experiment.py, compare.py)"
     )
-    experiment.add_argument("which", choices=("ablations",), help="the experiment to run")
-    experiment.add_argument("--out", required=True, help="directory for the runs, tables and curves")
-    experiment.add_argument("--seeds", type=int, default=3, help="training seeds 0..N-1 per variant")
-    experiment.add_argument(
+    which = experiment.add_subparsers(dest="which", required=True, metavar="{ablations,table}")
+    ablations = which.add_parser(
+        "ablations", help="train and test the ACE variants", formatter_class=_DefaultsFormatter
+    )
+    ablations.add_argument("--out", required=True, help="directory for the runs, tables and curves")
+    ablations.add_argument("--seeds", type=int, default=3, help="training seeds 0..N-1 per variant")
+    ablations.add_argument(
         "--variants", default="", help="comma-separated subset of the variants (default: all)"
     )
-    experiment.add_argument(
+    ablations.add_argument(
         "--eval-episodes", type=int, default=None, help="first N test scenarios (default: all)"
     )
-    experiment.add_argument("--eval-seeds", type=int, default=1, help="grid seeds 0..N-1 per test scenario")
-    _add_config_flags(experiment)
-    experiment.set_defaults(func=cmd_experiment)
+    ablations.add_argument("--eval-seeds", type=int, default=1, help="grid seeds 0..N-1 per test scenario")
+    _add_config_flags(ablations)
+    ablations.set_defaults(func=cmd_experiment)
+
+    table = which.add_parser(
+        "table",
+        help="evaluate several agents on the same episodes: table.csv and table.md",
+        formatter_class=_DefaultsFormatter,
+    )
+    table.add_argument("--env", required=True)
+    table.add_argument(
+        "--agents",
+        required=True,
+        help="comma-separated agent specs, e.g. do-nothing,reconnect,greedy,sac:runs/x,"
+        "sac-checked:runs/x:10; sac:runs/bc-{0,1,2} adds a row per run and one over the runs",
+    )
+    table.add_argument(
+        "--split", default="test", choices=("train", "validation", "test"), help="scenarios of this split"
+    )
+    table.add_argument("--seeds", type=int, default=1, help="run each scenario with grid seeds 0..N-1")
+    table.add_argument(
+        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
+    )
+    _add_episode_flags(table)
+    table.add_argument("--out", required=True, help="directory: one report per agent, table.csv, table.md")
+    table.set_defaults(func=cmd_table)
 
 
 def _add_mine_parser(sub) -> None:

@@ -164,13 +164,15 @@ class Greedy(TimedAgent):
         config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
         self.expert = Expert.from_config(space, env.action_space, config)
         self.rho_threshold = config.threshold
+        self.stats["contingency_calls"] = 0  # N-1 screenings of candidates (greedy:n1=K)
 
     def reset(self, obs) -> None:
         self.expert.played.clear()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:
         search = self.expert.search(obs)
-        self.stats["simulate_calls"] += len(search.candidates)
+        self.stats["simulate_calls"] += len(search.candidates) + search.screened
+        self.stats["contingency_calls"] += search.screened
         self.count_decision(search.stressed, search.action)
         return search.action
 

@@ -21,12 +21,22 @@ At each step:
    counts as infinity). **Tie-break**: max rho rounded to 1e-3, then the fewest elements changing
    bus, then the order above, so the default wins every tie and a topology is played only when it
    strictly lowers the simulated max rho.
+   **N-1** (``n1=K``, off by default): the K best candidates by the order above that do not end
+   the game are each re-simulated and screened for the loss of every line
+   (:func:`~ace_core.grid.contingency.screen_actions`, LightSim2Grid's contingency analysis), and
+   the pick is the one with the best worst single outage: first the fewest outages that cut off a
+   load or generator or diverge, then the lowest max rho after the worst other outage (to 1e-3),
+   then the order above (simulated max rho, bus changes, list order). So with K >= 2 the expert may
+   play a candidate with a slightly higher max rho now for a grid that survives losing a line
+   better. Each screening is counted in ``Search.screened`` (contingency analyses), its
+   re-simulation among the simulations.
 4. **Calm** (max rho < ``safe``) with a split substation: simulate putting each split substation
    back to the reference topology and play the best one if its simulated max rho stays below
    ``safe``; otherwise the default.
 
 Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
-``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json``.
+``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
+``greedy:n1=4``.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from ace_core.errors import AgentSpecError
 from ace_core.grid import candidates as cand
 from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.contingency import N1Screen, screen_actions
 from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
 
 
@@ -57,9 +68,20 @@ class ExpertConfig:
     """a mined action set (action_set.json) simulated first; empty: none"""
     learned: int = 50
     """the expert's own most played topologies simulated first (0: off)"""
+    n1: int = 0
+    """the best K candidates are re-ranked by their worst single-line outage (0: off; see step 3)"""
 
     def key(self) -> dict:
-        return asdict(self)
+        """The settings that identify the expert (e.g. in mine cache keys). Settings added later
+        appear only when they differ from their default, so existing mines keep their key."""
+        key = asdict(self)
+        for name in _ADDED_LATER:
+            if key[name] == getattr(ExpertConfig, name):
+                del key[name]
+        return key
+
+
+_ADDED_LATER = ("n1",)
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -88,8 +110,10 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         except ValueError:
             raise AgentSpecError(f"greedy setting {key}={raw!r} must be a {types[key]}") from None
     config = ExpertConfig(**values)
-    if config.budget < 1 or config.lines < 1 or config.learned < 0:
-        raise AgentSpecError(f"greedy budget and lines must be positive and learned >= 0, got {argument!r}")
+    if config.budget < 1 or config.lines < 1 or config.learned < 0 or config.n1 < 0:
+        raise AgentSpecError(
+            f"greedy budget and lines must be positive and learned and n1 >= 0, got {argument!r}"
+        )
     return config
 
 
@@ -102,6 +126,8 @@ class Search:
     max_rho: list[float]
     """simulated max rho of each candidate (inf: game over or illegal)"""
     stressed: bool
+    screened: int = 0
+    """contingency analyses run to pick the action (``n1``), each after a re-simulation"""
 
 
 def max_rho(outcome: Simulated) -> float:
@@ -113,6 +139,15 @@ def max_rho(outcome: Simulated) -> float:
 def rank_key(rho: float, changes: int, position: int) -> tuple[float, int, int]:
     """The expert's order: lowest max rho (to 1e-3), then fewest bus changes, then list order."""
     return (round(rho, 3) if np.isfinite(rho) else float("inf"), changes, position)
+
+
+def n1_key(screen: N1Screen | None) -> tuple[float, float]:
+    """The N-1 order: fewest outages that cut off a load or generator or diverge, then the lowest
+    max rho after the worst other outage (to 1e-3); an unscreened grid comes last."""
+    if screen is None or screen.error:
+        return (float("inf"), float("inf"))
+    worst = screen.worst_rho
+    return (float(len(screen.diverged)), round(worst, 3) if worst is not None else 0.0)
 
 
 def expert_from_spec(spec: str, space: ActionSpace, g2op_space) -> Expert:
@@ -163,15 +198,31 @@ class Expert:
         order = min(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
         return indices[order]
 
+    def best_n1(self, obs, indices: list[int], scores: list[float]) -> tuple[int, int]:
+        """(action, contingency analyses run): :meth:`best`, or with ``n1=K`` the best K that do not
+        end the game re-ranked by their worst single outage (step 3 of the module docstring)."""
+        changes = [self._changes(obs, i) for i in indices]
+        order = sorted(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        top = [k for k in order if np.isfinite(scores[k])][: self.config.n1]
+        if len(top) < 2:
+            return indices[order[0]], 0
+        actions = [self.space.to_grid2op(indices[k], self.g2op_space) for k in top]
+        screens = screen_actions(obs, actions)
+        best = min(
+            range(len(top)),
+            key=lambda j: (*n1_key(screens[j]), *rank_key(scores[top[j]], changes[top[j]], top[j])),
+        )
+        return indices[top[best]], len(top)
+
     def search(self, obs) -> Search:
         default = cand.real_action(obs, self.space, _reconnect_or_nothing(obs))
         if obs.rho.max() >= self.config.threshold:
             indices = self.candidates(obs, default)
             scores = self.evaluate(obs, indices)
-            action = self.best(obs, indices, scores)
+            action, screened = self.best_n1(obs, indices, scores)
             if action >= self.space.first_topology:
                 self.played[action] += 1
-            return Search(action, indices, scores, True)
+            return Search(action, indices, scores, True, screened)
         if default == 0 and obs.rho.max() < self.config.safe:
             revert = cand.reference_topologies(obs, self.space)
             if revert:

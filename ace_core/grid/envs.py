@@ -21,6 +21,7 @@ import grid2op  # noqa: E402
 from grid2op.Chronics import MultifolderWithCache  # noqa: E402
 from lightsim2grid import LightSimBackend  # noqa: E402
 
+from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs  # noqa: E402
 from ace_core.grid.reward import MarginReward  # noqa: E402
 
 # Environments that ship with grid2op but are not L2RPN power grids with topology control, or
@@ -45,17 +46,23 @@ def available_env_names() -> tuple[str, ...]:
     return tuple(sorted((bundled | downloaded) - _EXCLUDED))
 
 
-def make_env(name: str, *, cache_chronics: bool = True, **kwargs):
+def make_env(name: str, *, cache_chronics: bool = True, opponent: str = DEFAULT_OPPONENT, **kwargs):
     """A grid2op environment on LightSimBackend with :class:`MarginReward`.
 
     ``cache_chronics`` keeps every time series in memory (``MultifolderWithCache``): resets of
-    long chronics drop from ~0.2-0.7 s to a few ms. Extra keyword arguments go to
-    ``grid2op.make``.
+    long chronics drop from ~0.2-0.7 s to a few ms. ``opponent`` picks the line attacks
+    (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``). Extra keyword
+    arguments go to ``grid2op.make``.
     """
     names = available_env_names()
     if name not in names:
         raise UnknownEnvError(f"unknown env {name!r}; available here: {', '.join(names)}")
-    options = {"backend": LightSimBackend(), "reward_class": MarginReward, **kwargs}
+    options = {
+        "backend": LightSimBackend(),
+        "reward_class": MarginReward,
+        **opponent_kwargs(name, opponent),
+        **kwargs,
+    }
     if cache_chronics:
         options["chronics_class"] = MultifolderWithCache
     force_test = os.environ.get("_GRID2OP_FORCE_TEST") == "1"
@@ -64,6 +71,7 @@ def make_env(name: str, *, cache_chronics: bool = True, **kwargs):
         folder = None if force_test else downloaded_env_dir(name)
         env = grid2op.make(str(folder), **options) if folder else grid2op.make(name, test=True, **options)
     env.gridace_name = name
+    env.gridace_opponent = opponent
     if cache_chronics:
         data = env.chronics_handler.real_data
         data.set_filter(lambda _path: True)
@@ -71,12 +79,13 @@ def make_env(name: str, *, cache_chronics: bool = True, **kwargs):
     return env
 
 
-def open_env_folder(folder: Path):
+def open_env_folder(folder: Path, **kwargs):
     """An env from a local copy of a dataset folder (e.g. a writable copy for grid2op's scores),
-    with the same backend and reward as :func:`make_env`."""
+    with the same backend and reward as :func:`make_env`; extra keyword arguments go to
+    ``grid2op.make``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env = grid2op.make(str(folder), backend=LightSimBackend(), reward_class=MarginReward)
+        env = grid2op.make(str(folder), backend=LightSimBackend(), reward_class=MarginReward, **kwargs)
     env.gridace_name = Path(folder).name
     return env
 

@@ -100,3 +100,11 @@ def test_a_checkpoint_written_before_composed_configs_still_evaluates(tmp_path, 
     ]
     old, new = (r["episodes"][0] for r in reports)
     assert old["steps_survived"] == new["steps_survived"] > 0 and old["reward"] == new["reward"]
+
+
+def test_episodes_of_three_days():
+    report = evaluate("rte_case14_realistic", "do-nothing", "test", nb_episode=1, episode_length=864)
+    (episode,) = report["episodes"]
+    assert episode["max_steps"] == 864 and episode["scenario"].endswith("+864")
+    assert 0 < episode["steps_survived"] <= 864
+    assert report["episode_length"] == 864 and report["opponent"] == "env" and report["attacks"] == 0

@@ -34,11 +34,28 @@ def run_cli(*args, check_rc=None):
         (["train", "--env", "l2rpn_case14_sandbox", "--resume"], "no checkpoint at"),
         (["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "wizard"], "unknown agent spec 'wizard'"),
         (["actions", "--env", "l2rpn_case14_sandbox", "500"], "accepted: integers 0 to 198"),
+        (
+            ["evaluate", "--env", "rte_case14_realistic", "--agent", "do-nothing", "--opponent", "bogus"],
+            "unknown opponent 'bogus'; accepted: env, none, random-line",
+        ),
+        (
+            [
+                "experiment",
+                "table",
+                "--env",
+                "rte_case14_realistic",
+                "--agents",
+                "do-nothing",
+                "--opponent",
+                "x",
+            ],
+            "unknown opponent 'x'; accepted: env, none, random-line",
+        ),
     ],
 )
 def test_errors_exit_2_with_a_clear_message_and_write_nothing(tmp_path, args, message):
     out = tmp_path / "run"
-    if args[0] == "train":
+    if args[0] in ("train", "experiment"):
         args = [*args, "--out", str(out)]
     proc = run_cli(*args, check_rc=2)
     assert message in proc.stderr
@@ -82,11 +99,11 @@ def test_actions_and_envs_listing():
     assert "l2rpn_wcci_2020" in run_cli("envs", check_rc=0).stdout
 
 
-@pytest.mark.parametrize("command", ["train", "experiment"])
+@pytest.mark.parametrize("command", [["train"], ["experiment", "ablations"]])
 def test_help_gives_each_flag_its_doc_and_one_default(command):
     from ace_core.config import config_fields
 
-    text = " ".join(run_cli(command, "--help", check_rc=0).stdout.split())
+    text = " ".join(run_cli(*command, "--help", check_rc=0).stdout.split())
     assert "(default: None)" not in text
     for field in config_fields():
         assert "--" + field.name.replace("_", "-") in text

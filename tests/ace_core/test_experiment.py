@@ -5,6 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from ace_core.compare import agent_groups, run_table, split_agents
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.experiment import first_round_acceptance, run_ablations, variant_config
@@ -92,3 +93,44 @@ def testfirst_round_acceptance_is_split_by_adapter(tmp_path):
     (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     rates = first_round_acceptance(tmp_path)
     assert rates == {"first_round_base": pytest.approx(1 / 3), "first_round_lora": pytest.approx(0.5)}
+
+
+def test_agent_lists_keep_expert_settings_together_and_expand_runs():
+    assert split_agents("do-nothing, greedy:budget=8,lines=1,sac:runs/bc-{0,1}") == [
+        "do-nothing",
+        "greedy:budget=8,lines=1",
+        "sac:runs/bc-{0,1}",
+    ]
+    (group,) = agent_groups("sac:runs/bc-{0,1,2}")
+    assert group.specs == ("sac:runs/bc-0", "sac:runs/bc-1", "sac:runs/bc-2") and group.aggregate
+    assert not agent_groups("sac-checked:runs/x:10")[0].aggregate
+    with pytest.raises(ConfigError, match="unbalanced braces"):
+        agent_groups("sac:runs/bc-{0,1")
+
+
+def test_a_comparison_table_writes_markdown_and_csv_and_resumes(tmp_path):
+    short = {"nb_episode": 1, "episode_length": 96}
+    rows = run_table("l2rpn_case14_sandbox", "do-nothing,greedy:budget={4,8},lines=1", tmp_path, **short)
+    assert [r["agent"] for r in rows] == [
+        "do-nothing",
+        "greedy:budget=4,lines=1",
+        "greedy:budget=8,lines=1",
+        "greedy:budget={4,8},lines=1",
+    ]
+    runs = [r["survival_mean"] for r in rows[1:3]]
+    assert rows[3]["runs"] == 2 and rows[3]["survival_mean"] == pytest.approx(sum(runs) / 2)
+    with open(tmp_path / "table.csv") as handle:
+        table = list(csv.DictReader(handle))
+    assert table[0]["agent"] == "do-nothing" and table[0]["episodes"] == "1"
+    markdown = (tmp_path / "table.md").read_text()
+    assert "| do-nothing |" in markdown and "opponent `env`" in markdown
+    report = tmp_path / "do-nothing" / "report.json"
+    assert json.loads(report.read_text())["agent"] == "do-nothing"
+    # a second call reuses every report (none is written again) and adds only the new agent
+    written = {path: path.stat().st_mtime_ns for path in tmp_path.glob("*/report.json")}
+    again = run_table("l2rpn_case14_sandbox", "do-nothing,reconnect", tmp_path, **short)
+    assert again[0] == rows[0] and again[1]["agent"] == "reconnect"
+    assert all(path.stat().st_mtime_ns == mtime for path, mtime in written.items())
+    # ... but never mixes in a report made with other settings
+    with pytest.raises(ConfigError, match="other settings"):
+        run_table("l2rpn_case14_sandbox", "do-nothing", tmp_path, nb_episode=1)

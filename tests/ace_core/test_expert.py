@@ -1,13 +1,16 @@
 """The greedy expert: its settings, a search over every topology of the loaded substations, the
 tie-break, reconnect first, going back to the reference topology, and no-ops folded for policies."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from ace_core.agents import Greedy, SacAgent, load_agent
 from ace_core.errors import AgentSpecError
-from ace_core.expert import Expert, ExpertConfig, parse_expert_spec
+from ace_core.expert import Expert, ExpertConfig, n1_key, parse_expert_spec, rank_key
 from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
+from ace_core.grid.contingency import screen_actions
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -92,3 +95,35 @@ def test_a_policy_topology_equal_to_the_current_one_is_played_as_do_nothing(
     assert agent.stats["real_actions"] == 0
     played = agent.choose(fresh_obs)
     assert played == 0 or not disguised_noops(fresh_obs, sandbox_space)[played]
+
+
+def test_the_n1_setting_leaves_existing_mine_keys_alone():
+    assert "n1" not in ExpertConfig().key() and parse_expert_spec("budget=10").key() == {
+        **ExpertConfig(budget=10).key()
+    }
+    assert parse_expert_spec("n1=2").n1 == 2 and parse_expert_spec("n1=2").key()["n1"] == 2
+    with pytest.raises(AgentSpecError, match="n1 >= 0"):
+        parse_expert_spec("n1=-1")
+
+
+def test_an_n1_expert_picks_the_best_worst_outage_among_its_best_candidates(
+    sandbox, sandbox_space, fresh_obs
+):
+    config = ExpertConfig(threshold=0.0, lines=2, budget=40, learned=0)
+    plain = Expert(sandbox_space, sandbox.action_space, config).search(fresh_obs)
+    n1 = Expert(sandbox_space, sandbox.action_space, dataclasses.replace(config, n1=2)).search(fresh_obs)
+    assert plain.screened == 0 and n1.screened == 2
+    assert n1.candidates == plain.candidates and n1.max_rho == plain.max_rho
+    # the two best by simulated max rho (the plain pick first), re-ranked by their worst outage
+    expert = Expert(sandbox_space, sandbox.action_space, config)
+    changes = [expert._changes(fresh_obs, i) for i in plain.candidates]
+    order = sorted(range(len(plain.candidates)), key=lambda k: rank_key(plain.max_rho[k], changes[k], k))
+    top = [plain.candidates[k] for k in order[:2]]
+    assert top[0] == plain.action and n1.action in top
+    screens = screen_actions(fresh_obs, [sandbox_space.to_grid2op(i, sandbox.action_space) for i in top])
+    keys = dict(zip(top, map(n1_key, screens), strict=True))
+    assert keys[n1.action] <= keys[plain.action] and keys[n1.action] == min(keys.values())
+    # the agent counts the screenings apart from the simulations
+    greedy = load_agent("greedy:budget=40,lines=2,threshold=0,learned=0,n1=2", sandbox, sandbox_space)
+    assert greedy.choose(fresh_obs) == n1.action
+    assert greedy.stats["contingency_calls"] == 2 and greedy.simulate_calls == len(plain.candidates) + 2
