@@ -12,6 +12,9 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
 ``GRIDACE_RUNS_DIR``  where runs write checkpoints and episodes (default ``var/runs``)
 ``GRIDACE_DATA_DIR``  the only other folder users may name files in, e.g. action subsets
                       (default ``var/data``)
+``GRIDACE_MINES_DIR`` where the mines started from the web app are written and found (default
+                      ``$GRIDACE_CACHE_DIR/mines``, where runs with pretrain_mine=auto mine too);
+                      finished mines under ``GRIDACE_DATA_DIR/mines`` are listed as well
 ``GRIDACE_HEARTBEAT_SECONDS`` / ``GRIDACE_STALE_AFTER_SECONDS`` / ``GRIDACE_MAX_AUTO_RESUMES``
                       training worker heartbeat and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
@@ -186,6 +189,9 @@ TASKS = {
 GRIDACE_RUNS_DIR = Path(os.environ.get("GRIDACE_RUNS_DIR", VAR_DIR / "runs"))
 # Files users name in forms (action subsets, model folders) must lie here or in the runs folder.
 GRIDACE_DATA_DIR = Path(os.environ.get("GRIDACE_DATA_DIR", VAR_DIR / "data"))
+# Mines of expert decisions (``python -m ace_core mine``); empty: $GRIDACE_CACHE_DIR/mines, read
+# when used, so the web app and the trainer's pretrain_mine=auto share one cache.
+GRIDACE_MINES_DIR = os.environ.get("GRIDACE_MINES_DIR", "")
 # Dotted paths of the functions the worker calls; tests point them at fast stand-ins.
 GRIDACE_TRAINER = os.environ.get("GRIDACE_TRAINER", "ace_core.train.train")
 GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluate.evaluate")

@@ -8,7 +8,12 @@
   var runs = JSON.parse(data.textContent);
   var metricSelect = document.getElementById("compare-metric");
   var smoothingSelect = document.getElementById("compare-smoothing");
-  var PREFERRED = ["charts/survival", "charts/episodic_return", "losses/qf1_loss"];
+  var labelData = document.getElementById("compare-metric-labels");
+  var labels = labelData ? JSON.parse(labelData.textContent) : {};
+  // the in-training validation first: it is what the runs list ranks runs by
+  var PREFERRED = ["eval/validation_survival", "charts/survival", "charts/episodic_return", "losses/qf1_loss"];
+
+  function label(name) { return labels[name] || name; }
 
   function smooth(values, window) {
     var out = [];
@@ -25,7 +30,9 @@
     var window = parseInt(smoothingSelect.value, 10) || 1;
     return runs.map(function (run) {
       var series = pick(run) || { step: [], value: [] };
-      return { x: series.step, y: smooth(series.value, window), name: run.name, mode: "lines", type: "scatter" };
+      // sparse series (a validation every N decisions) get markers, or a single point would not show
+      var mode = series.step.length < 50 ? "lines+markers" : "lines";
+      return { x: series.step, y: smooth(series.value, window), name: run.name, mode: mode, type: "scatter" };
     });
   }
 
@@ -57,7 +64,7 @@
   sorted.forEach(function (name) {
     var option = document.createElement("option");
     option.value = name;
-    option.textContent = name;
+    option.textContent = label(name);
     metricSelect.appendChild(option);
   });
   var preferred = PREFERRED.filter(function (name) { return names[name]; })[0];
@@ -67,7 +74,7 @@
     draw("compare-survival", function (run) { return run.survival; }, "Episode survival (fraction of the episode)");
     draw("compare-reward", function (run) { return run.reward; }, "Episode reward");
     var metric = metricSelect.value;
-    draw("compare-metric-chart", function (run) { return run.metrics[metric]; }, metric || "Metric");
+    draw("compare-metric-chart", function (run) { return run.metrics[metric]; }, metric ? label(metric) : "Metric");
   }
   metricSelect.addEventListener("change", drawAll);
   smoothingSelect.addEventListener("change", drawAll);

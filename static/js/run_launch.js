@@ -56,8 +56,25 @@
     eachSetting(preset.values, setValue);
     description.textContent = preset.description;
     markSelected();
+    offerEnvMines();
     showChanges();
   }
+
+  // pretrain mine: the mines are grouped by env; only the chosen env's can be picked
+  var envSelect = form.elements.namedItem("env");
+  var mineSelect = form.elements.namedItem("pretrain_mine");
+  function offerEnvMines() {
+    if (!envSelect || !mineSelect || !mineSelect.querySelectorAll) { return; }
+    mineSelect.querySelectorAll("optgroup").forEach(function (group) {
+      var other = group.label !== envSelect.value;
+      group.disabled = other;
+      group.hidden = other;
+    });
+    var chosen = mineSelect.options[mineSelect.selectedIndex];
+    if (chosen && chosen.parentNode.disabled) { mineSelect.value = ""; }
+  }
+  if (envSelect) { envSelect.addEventListener("change", offerEnvMines); }
+  offerEnvMines();
 
   select.addEventListener("change", function () { apply(select.value); });
   document.querySelectorAll("a[data-recipe]").forEach(function (link) {

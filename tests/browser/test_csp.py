@@ -20,7 +20,7 @@ from ace_core.events import MetricsEvent
 from tests.browser.conftest import browser, in_thread, log_in
 from tests.webapp.conftest import trainer_refinement
 from tests.webapp.operations.conftest import run_feed
-from tests.webapp.test_route_coverage import ROUTES, _url, stand_in_recommendation
+from tests.webapp.test_route_coverage import ROUTES, _url, stand_in_mine, stand_in_recommendation
 
 PASSWORD = "csp-browser-pass-123"
 DOWNLOADS = {"audit:export", "operations:export"}
@@ -71,6 +71,7 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
         # a calm step may show no card (nothing beats doing nothing): a row stands in for the URLs
         "rec": session.recommendations.first() or stand_in_recommendation(session),
         "token": token_create(user=get_user_model().objects.get(username="root"), name="csp")[0],
+        "mine": stand_in_mine(get_user_model().objects.get(username="root")),
     }
     return {name: _url(name, objects) for name in PAGES}
 

@@ -33,7 +33,7 @@ from webapp.accounts.forms import LoginForm
 from webapp.operations.forms import SessionStartForm
 from webapp.operations.views import _JsonAction
 from webapp.review.forms import DecisionForm
-from webapp.training.forms import DeployForm, EvaluationForm, TrainConfigForm
+from webapp.training.forms import DeployForm, EvaluationForm, MineForm, TrainConfigForm
 
 EXAMPLES = int(os.environ.get("GRIDACE_FUZZ_EXAMPLES", "20"))
 
@@ -42,12 +42,25 @@ FORMS = {
     "training:run_launch": TrainConfigForm,
     "training:run_evaluate": EvaluationForm,
     "training:checkpoint_deploy": DeployForm,
+    "training:mine_launch": MineForm,
     "review:refinement_decide": DecisionForm,
     "operations:session_start": SessionStartForm,
 }
 """the form a POST route reads; POST routes not listed get arbitrary fields"""
 
-QUERY_KEYS = ["status", "page", "run", "simulation", "action", "actor", "target_type", "target_id", "next"]
+QUERY_KEYS = [
+    "status",
+    "page",
+    "run",
+    "mine",
+    "env",
+    "simulation",
+    "action",
+    "actor",
+    "target_type",
+    "target_id",
+    "next",
+]
 JSON_KEYS = ["step", "recommendation", "decision", "comment", "action", "command", "speed_seconds"]
 UNTRACKED = {"sessions.session", "axes.accessattempt", "axes.accesslog", "axes.accessfailurelog"}
 """tables a refused request may still write: the session (messages), the login attempts (throttling)"""

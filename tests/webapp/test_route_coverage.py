@@ -37,6 +37,10 @@ ROUTES: dict[str, tuple[str, str]] = {
     "training:run_resume": ("engineer", "post"),
     "training:run_evaluate": ("engineer", "post"),
     "training:checkpoint_deploy": ("engineer", "post"),
+    "training:mine_list": ("engineer", "get"),
+    "training:mine_launch": ("engineer", "get"),
+    "training:mine_detail": ("engineer", "get"),
+    "training:mine_progress": ("engineer", "get"),
     "review:queue": ("reviewer", "get"),
     "review:refinement_detail": ("reviewer", "get"),
     "review:refinement_decide": ("reviewer", "post"),
@@ -129,6 +133,7 @@ def objects(make_run, make_refinement, engineer, role_users) -> dict[str, Any]:
     token, _ = token_create(user=role_users["engineer"], name="route test")
     return {
         "token": token,
+        "mine": stand_in_mine(engineer),
         "run": run,
         "refinement": refinement,
         "checkpoint": checkpoint,
@@ -154,6 +159,23 @@ def stand_in_recommendation(session):
     )
 
 
+def stand_in_mine(launched_by):
+    """A failed mine launch, for building the mine pages' URLs (its page shows the error)."""
+    from webapp.training.models import Mine
+
+    return Mine.objects.create(
+        name="rte_case14_realistic-train-standin",
+        env="rte_case14_realistic",
+        expert="greedy",
+        seeds=1,
+        episode_length=288,
+        status="failed",
+        error="MineError: a stand-in",
+        out_dir="/nowhere/rte_case14_realistic-train-standin",
+        launched_by=launched_by,
+    )
+
+
 _NO_ARGS = {"operations:session_list", "operations:session_start"}
 
 
@@ -172,6 +194,8 @@ def _url(name: str, objects: dict[str, Any]) -> str:
         "operations:alarm_ack": [objects["session"].pk, objects["alarm"].pk],
         "operations:explain": [objects["session"].pk, objects["rec"].pk],
         "api:token_revoke": [objects["token"].pk],
+        "training:mine_detail": [objects["mine"].name],
+        "training:mine_progress": [objects["mine"].name],
     }.get(name, [objects["session"].pk] if name.startswith("operations:") and name not in _NO_ARGS else [])
     return reverse(name, args=args)
 

@@ -9,3 +9,7 @@ class RunStateError(ValidationError):
 
 class WorkerLost(Exception):
     """Recorded on a task whose worker stopped sending heartbeats (killed, machine lost)."""
+
+
+class MineStateError(ValidationError):
+    """A mine that cannot be started now: the same mine is already being mined, or is finished."""

@@ -22,8 +22,9 @@ from ace_core.config import (
 )
 from ace_core.errors import ConfigError
 from ace_core.recipes import RECIPES, recipe_get
-from webapp.training.selectors import COMPARE_MAX_RUNS, env_names
+from webapp.training.selectors import COMPARE_MAX_RUNS, MineInfo, env_names, mine_by_path, mine_list
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
+from webapp.training.services.mines import EXPERT_SYNTAX, MAX_EPISODE_LENGTH, MAX_SEEDS, check_expert
 from webapp.training.services.runs import LABEL_MAX_LENGTH
 from webapp.validation import (
     DB_INT_MAX,
@@ -43,8 +44,19 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "actor_selection": ACTOR_SELECTIONS,
 }
 LLM_SECTION = "LLM co-evolution (ACE)"
+MAIN_SECTION = "Imitation start, budget and validation"
+"""shown beside the recipe, outside Advanced: what one changes from run to run"""
 # Shown as sections on the page, in this order; fields not listed fall into "Training".
 SECTIONS = {
+    MAIN_SECTION: (
+        "pretrain_mine",
+        "pretrain_expert",
+        "pretrain_seeds",
+        "pretrain_epochs",
+        "decisions",
+        "validate_every",
+        "validation_seeds",
+    ),
     "Environment": ("env", "steps", "seed", "rho_threshold"),
     LLM_SECTION: (
         "llm",
@@ -96,6 +108,8 @@ def _config_field(field: ConfigField, default: Any, help_text: str) -> forms.Fie
         return forms.ChoiceField(
             choices=[(name, name) for name in names], error_messages={"invalid_choice": invalid}, **options
         )
+    if field.name == "pretrain_mine":
+        return pretrain_mine_field(options)
     if field.name in CHOICES:
         accepted = ", ".join(CHOICES[field.name])
         return forms.ChoiceField(
@@ -139,8 +153,72 @@ def config_form_fields() -> dict[str, forms.Field]:
     return {field.name: _config_field(field, field.default, field.doc) for field in config_fields()}
 
 
-PATH_FIELDS = {"action_subset": confined_file, "init_from": confined_file, "llm_model": model_reference}
-"""fields that name a file or folder on the server: confined to the runs and data folders"""
+NO_IMITATION = ""
+AUTO_MINE = "auto"
+
+
+def mine_label(info: MineInfo) -> str:
+    return (
+        f"{info.name}: {info.expert}, {info.seeds} seed(s), {info.episodes} episodes, "
+        f"{info.distinct_topologies} topologies"
+    )
+
+
+def pretrain_mine_field(options: dict[str, Any]) -> forms.ChoiceField:
+    """No imitation start, auto, or one of the finished mines (grouped by env; the page's script
+    offers only the chosen env's). Its values are the mines' directories: nothing else is accepted."""
+    choices: list[tuple[str, Any]] = [
+        (NO_IMITATION, "no imitation start"),
+        (AUTO_MINE, "auto (mine the train days first)"),
+    ]
+    by_env: dict[str, list[tuple[str, str]]] = {}
+    for info in mine_list():
+        by_env.setdefault(info.env, []).append((info.path, mine_label(info)))
+    choices += list(by_env.items())
+    refusal = "not a finished mine listed here; accepted: no imitation start, auto, or a finished mine of the chosen env (see the mines page)"
+    return forms.ChoiceField(
+        choices=choices, required=False, error_messages={"invalid_choice": refusal}, **options
+    )
+
+
+def finished_mine(value: str, name: str) -> str:
+    """``auto``, or the directory of a mine the mines page lists (never any other path)."""
+    if value == AUTO_MINE or mine_by_path(path=value) is not None:
+        return value
+    raise InputError(
+        f"{name}: not a finished mine listed here; accepted: no imitation start, auto, or a listed mine"
+    )
+
+
+def confined_expert(value: str, name: str) -> str:
+    """An expert spec whose mined action set (``actions=FILE``), if any, lies in the runs or data
+    folder, named by its resolved path. Other mistakes are left to the spec's own check, which
+    gives the accepted syntax."""
+    from ace_core.expert import parse_expert_spec
+
+    kind, _, argument = value.strip().partition(":")
+    try:
+        actions = parse_expert_spec(argument).actions if kind == "greedy" else ""
+    except ConfigError:
+        return value
+    if not actions:
+        return value
+    resolved = confined_file(actions, f"{name} actions")
+    items = [
+        f"actions={resolved}" if item.strip().startswith("actions=") else item for item in argument.split(",")
+    ]
+    return f"{kind}:{','.join(items)}"
+
+
+PATH_FIELDS = {
+    "action_subset": confined_file,
+    "init_from": confined_file,
+    "llm_model": model_reference,
+    "pretrain_mine": finished_mine,
+    "pretrain_expert": confined_expert,
+}
+"""fields that name a file or folder on the server: confined to the runs and data folders, or to
+the finished mines listed on the mines page"""
 
 
 def clean_paths(form: forms.BaseForm, cleaned: dict[str, Any]) -> None:
@@ -150,6 +228,13 @@ def clean_paths(form: forms.BaseForm, cleaned: dict[str, Any]) -> None:
                 cleaned[name] = check(cleaned[name], name)
             except InputError as error:
                 form.add_error(name, str(error))
+    mine = mine_by_path(path=cleaned.get("pretrain_mine") or "")
+    env = cleaned.get("env")
+    if mine is not None and env and mine.env != env and "pretrain_mine" not in form.errors:
+        form.add_error(
+            "pretrain_mine",
+            f"mine {mine.name} was mined on {mine.env}, not {env}; choose a mine of {env}, auto, or no imitation start",
+        )
 
 
 def clean_config(form: forms.BaseForm, cleaned: dict[str, Any]) -> dict[str, Any]:
@@ -228,17 +313,62 @@ class TrainConfigForm(forms.Form):
             values = recipe_get(recipe).values() if recipe != CUSTOM_RECIPE else {}
             self.initial.update({**values, "recipe": recipe})
 
+    def main_fields(self) -> list[forms.BoundField]:
+        """The settings shown beside the recipe (:data:`MAIN_SECTION`), in TrainConfig's order."""
+        return [self[name] for name in self.config_names if section_of(name) == MAIN_SECTION]
+
     def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
-        """(title, fields) in page order: Environment, Training, then the LLM co-evolution loop;
-        fields keep TrainConfig's order inside each section."""
-        titles = [next(iter(SECTIONS)), "Training", *list(SECTIONS)[1:]]
+        """(title, fields) of Advanced in page order: Environment, Training, then the LLM
+        co-evolution loop; fields keep TrainConfig's order inside each section."""
+        titles = ["Environment", "Training", LLM_SECTION]
         grouped: dict[str, list[forms.BoundField]] = {title: [] for title in titles}
         for name in self.config_names:
-            grouped[section_of(name)].append(self[name])
+            if section_of(name) != MAIN_SECTION:
+                grouped[section_of(name)].append(self[name])
         return list(grouped.items())
 
     def clean(self) -> dict[str, Any]:
         return clean_config(self, super().clean())
+
+
+class MineForm(forms.Form):
+    """A mine of the train days (:mod:`ace_core.mining`); the defaults make the mine that a run's
+    ``pretrain_mine=auto`` would make, so such runs reuse it."""
+
+    env = forms.ChoiceField(help_text="the grid whose train days the expert plays")
+    expert = forms.CharField(
+        max_length=500,
+        initial="greedy",
+        help_text=f"accepted: {EXPERT_SYNTAX} (keys: budget, lines, threshold, safe, actions, learned)",
+    )
+    seeds = AsciiIntegerField(
+        min_value=1, max_value=MAX_SEEDS, initial=2, help_text="grid seeds each train day is played with"
+    )
+    episodes = AsciiIntegerField(
+        min_value=1, max_value=10_000, required=False, help_text="the first N train days (empty: all of them)"
+    )
+    episode_length = AsciiIntegerField(
+        label="episode length",
+        min_value=2,
+        max_value=MAX_EPISODE_LENGTH,
+        initial=288,
+        help_text="steps per day",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = env_names()
+        self.fields["env"].choices = [(name, name) for name in names]
+        self.fields["env"].error_messages["invalid_choice"] = (
+            f"unknown env %(value)s; available here: {', '.join(names)}"
+        )
+
+    def clean_expert(self) -> str:
+        value = self.cleaned_data["expert"]
+        try:
+            return check_expert(confined_expert(value, "expert"))
+        except (ConfigError, InputError) as error:
+            raise forms.ValidationError(str(error)) from None
 
 
 class EvaluationForm(forms.Form):

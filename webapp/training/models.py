@@ -206,3 +206,50 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return f"evaluation {self.pk} of run {self.run_id} ({self.split}, {self.nb_episode} episodes)"
+
+
+class MineStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+
+
+class Mine(models.Model):
+    """A mine of expert decisions started from the web app (:mod:`ace_core.mining`).
+
+    The mine itself lives on disk (``out_dir``: action_set.json, dataset.npz, summary.json); this
+    row records who started it, its settings, and how it is going or why it failed. Mines made
+    with the command line have no row: the mines page finds them on disk.
+    """
+
+    name = models.CharField(max_length=200, db_index=True, help_text="the mine directory's name")
+    env = models.CharField(max_length=100)
+    expert = models.CharField(max_length=500, help_text="greedy, greedy:BUDGET or greedy:key=value,...")
+    split = models.CharField(max_length=16, default="train")
+    seeds = models.PositiveIntegerField()
+    episodes = models.PositiveIntegerField(null=True, blank=True, help_text="first N scenarios; empty: all")
+    episode_length = models.PositiveIntegerField()
+    episodes_total = models.PositiveIntegerField(
+        null=True, blank=True, help_text="(scenario, seed) episodes to play, known once the worker starts"
+    )
+    status = models.CharField(
+        max_length=16, choices=MineStatus.choices, default=MineStatus.QUEUED, db_index=True
+    )
+    out_dir = models.CharField(max_length=500)
+    error = models.TextField(blank=True)
+    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="mines")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"mine {self.name} ({self.expert}, {self.seeds} seeds)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (MineStatus.QUEUED, MineStatus.RUNNING)

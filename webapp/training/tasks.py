@@ -2,7 +2,8 @@
 
 Entry points only: ``train_run`` runs one attempt of a run (:mod:`webapp.training.worker.attempt`),
 ``evaluate_run`` evaluates a finished run's checkpoint against the baselines
-(:mod:`webapp.training.worker.evaluation`). Queued rows name these functions by their dotted
+(:mod:`webapp.training.worker.evaluation`), ``mine_run`` mines expert decisions
+(:mod:`webapp.training.worker.mining`). Queued rows name these functions by their dotted
 path, so they stay here.
 """
 
@@ -14,6 +15,7 @@ from django_tasks import TaskContext, task
 
 from webapp.training.worker.attempt import train_attempt
 from webapp.training.worker.evaluation import evaluate_attempt
+from webapp.training.worker.mining import mine_attempt
 
 
 @task(queue_name="training", takes_context=True)
@@ -25,3 +27,8 @@ def train_run(context: TaskContext, run_id: int, attempt: int) -> dict[str, Any]
 @task(queue_name="training")
 def evaluate_run(evaluation_id: int) -> dict[str, Any]:
     return evaluate_attempt(evaluation_id=evaluation_id)
+
+
+@task(queue_name="training")
+def mine_run(mine_id: int) -> dict[str, Any]:
+    return mine_attempt(mine_id=mine_id)

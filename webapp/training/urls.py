@@ -1,4 +1,4 @@
-"""Training run pages."""
+"""Training run pages, and the mines of expert decisions runs can start from."""
 
 from django.urls import path
 
@@ -14,6 +14,10 @@ urlpatterns = [
     path("<int:pk>/cancel/", views.RunCancelView.as_view(), name="run_cancel"),
     path("<int:pk>/resume/", views.RunResumeView.as_view(), name="run_resume"),
     path("<int:pk>/evaluate/", views.RunEvaluateView.as_view(), name="run_evaluate"),
+    path("mines/", views.MineListView.as_view(), name="mine_list"),
+    path("mines/launch/", views.MineLaunchView.as_view(), name="mine_launch"),
+    path("mines/<str:name>/", views.MineDetailView.as_view(), name="mine_detail"),
+    path("mines/<str:name>/progress/", views.MineProgressView.as_view(), name="mine_progress"),
     path(
         "<int:run_pk>/checkpoints/<int:pk>/deploy/",
         views.CheckpointDeployView.as_view(),

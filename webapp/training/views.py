@@ -1,6 +1,7 @@
 """Engineers' pages: run list, launch form (from a named recipe), run detail (live charts), the
-comparison of several runs, and the POST actions cancel, resume, evaluate and deploy. Views call
-selectors to read and services to write."""
+comparison of several runs, the POST actions cancel, resume, evaluate and deploy, and the mines
+of expert decisions (list, detail with its progress, launch). Views call selectors to read and
+services to write."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
@@ -19,10 +20,18 @@ from ace_core.recipes import DEFAULT_RECIPE, recipe_matching
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.training import selectors
-from webapp.training.forms import DeployForm, EvaluationForm, RunCompareForm, TrainConfigForm, recipe_presets
+from webapp.training.forms import (
+    DeployForm,
+    EvaluationForm,
+    MineForm,
+    RunCompareForm,
+    TrainConfigForm,
+    recipe_presets,
+)
 from webapp.training.models import RunStatus, TrainingRun
 from webapp.training.services.deployment import checkpoint_deploy
 from webapp.training.services.evaluations import evaluation_request
+from webapp.training.services.mines import mine_launch
 from webapp.training.services.runs import run_cancel, run_launch, run_resume
 
 PAGE_SIZE = 50
@@ -83,6 +92,7 @@ class RunCompareView(PermissionGate, View):
         context = {
             "runs": runs,
             "curves": [selectors.run_curves(run=run) for run in runs],
+            "metric_labels": selectors.METRIC_LABELS,
             "groups": groups,
             "not_evaluated": [run for run in runs if run.pk not in evaluated],
         }
@@ -106,6 +116,12 @@ class RunLaunchView(PermissionGate, View):
         except ConfigError as error:
             messages.error(request, str(error))
             return _launch_page(request, TrainConfigForm(recipe=DEFAULT_RECIPE), status=400)
+        if "mine" in request.GET:  # "train from this mine", on a mine's page
+            mine = selectors.mine_get(name=request.GET["mine"])
+            if mine is None:
+                messages.error(request, "no finished mine of that name; choose one on the mines page")
+            else:
+                form.initial.update(env=mine.env, pretrain_mine=mine.path)
         return _launch_page(request, form)
 
     def post(self, request: HttpRequest) -> HttpResponse:
@@ -230,3 +246,84 @@ class CheckpointDeployView(PermissionGate, View):
                 request, f"checkpoint at step {checkpoint.step} of run {run_pk} is now the deployed policy"
             )
         return _detail(checkpoint.run)
+
+
+# --- mines of expert decisions ---
+
+
+def _mine_page(name: str) -> HttpResponseRedirect:
+    return HttpResponseRedirect(reverse("training:mine_detail", args=[name]))
+
+
+class MineListView(PermissionGate, View):
+    """The finished mines found on disk, and the mines started here (queued, running, failed)."""
+
+    permission_required = roles.VIEW_RUNS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        context = {
+            "mines": selectors.mine_list(),
+            "launches": selectors.mine_launches(),
+            "roots": selectors.mine_roots(),
+            "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
+        }
+        return render(request, "training/mine_list.html", context)
+
+
+class MineLaunchView(PermissionGate, View):
+    permission_required = roles.LAUNCH_RUNS
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        env = request.GET.get("env", "")
+        form = MineForm(initial={"env": env} if env else None)
+        return render(request, "training/mine_launch.html", {"form": form})
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = MineForm(request.POST)
+        if form.is_valid():
+            try:
+                mine = mine_launch(launched_by=request.user, **form.cleaned_data)
+            except (ConfigError, ValidationError) as error:
+                form.add_error(None, _error_text(error))
+            else:
+                messages.success(request, f"mine {mine.name} queued")
+                return _mine_page(mine.name)
+        return render(request, "training/mine_launch.html", {"form": form}, status=400)
+
+
+def _mine_or_404(name: str) -> tuple[selectors.MineInfo | None, Any]:
+    """The finished mine of that name and the newest launch of it; 404 when neither exists."""
+    if "\x00" in name or len(name) > 200:  # no directory, nor any row, has such a name
+        raise Http404("no mine of that name; choose one on the mines page")
+    info, launch = selectors.mine_get(name=name), selectors.mine_launch_latest(name=name)
+    if info is None and launch is None:
+        raise Http404("no mine of that name; choose one on the mines page")
+    return info, launch
+
+
+class MineDetailView(PermissionGate, View):
+    permission_required = roles.VIEW_RUNS
+
+    def get(self, request: HttpRequest, name: str) -> HttpResponse:
+        info, launch = _mine_or_404(name)
+        context = {
+            "name": name,
+            "info": info,
+            "launch": launch,
+            "progress": selectors.mine_progress(mine=launch) if launch else None,
+            "top_actions": selectors.mine_top_actions(info=info) if info else [],
+            "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
+        }
+        return render(request, "training/mine_detail.html", context)
+
+
+class MineProgressView(PermissionGate, View):
+    """The progress of a mine started here, as JSON, for its page's script to refresh."""
+
+    permission_required = roles.VIEW_RUNS
+
+    def get(self, request: HttpRequest, name: str) -> JsonResponse:
+        info, launch = _mine_or_404(name)
+        if launch is None:
+            return JsonResponse({"name": name, "status": "succeeded", "finished": True, "error": ""})
+        return JsonResponse(selectors.mine_progress(mine=launch))

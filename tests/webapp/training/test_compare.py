@@ -78,6 +78,51 @@ def test_runs_list_shows_each_runs_best_validation_survival_and_status(engineer,
     assert f'name="run" value="{evaluated.pk}"' in html and 'id="compare"' in html
 
 
+def test_best_validation_survival_is_the_best_of_evaluations_and_in_training_validations(engineer, make_run):
+    """The trainer's validations during training (``eval/validation_survival`` metric points) count
+    as much as validation evaluations: the runs list shows the best of both."""
+    from ace_core.events import MetricsEvent
+    from webapp.training.selectors import run_list
+    from webapp.training.services.events import metrics_record
+
+    metric_only, both, evaluation_only, neither = (make_run(label=label) for label in ("m", "b", "e", "n"))
+    for run, values in (
+        (metric_only, [0.4, 0.7, float("nan")]),
+        (both, [0.6]),
+        (neither, []),
+    ):
+        for step, value in enumerate(values, start=1):
+            event = MetricsEvent(
+                step=step * 50, values={"eval/validation_survival": value, "charts/SPS": 9.0}
+            )
+            metrics_record(run_id=run.pk, event=event)
+        # metric points of other metrics only: no validation figure
+        metrics_record(run_id=run.pk, event=MetricsEvent(step=500, values={"losses/qf1_loss": 5.0}))
+    evaluate(both, engineer, report("sac", [(150, 200, 5.0)]))  # 0.75 beats the metric's 0.6
+    evaluate(evaluation_only, engineer, report("sac", [(100, 200, 5.0)]))  # 0.5
+    best = {run.pk: run.best_validation_survival for run in run_list()}
+    assert best[metric_only.pk] == pytest.approx(0.7)
+    assert best[both.pk] == pytest.approx(0.75)
+    assert best[evaluation_only.pk] == pytest.approx(0.5)
+    assert best[neither.pk] is None
+    html = client_for(engineer).get(reverse("training:run_list")).content.decode()
+    assert _cell_text(html, f"run-{metric_only.pk}", 7) == "0.700"
+
+
+def test_the_compare_page_offers_the_validation_curve_under_a_readable_name(engineer, make_run):
+    run = make_run()
+    MetricPoint.objects.create(run=run, step=100, values={"eval/validation_survival": 0.5})
+    MetricPoint.objects.create(run=run, step=200, values={"eval/validation_survival": 0.8})
+    response = client_for(engineer).get(reverse("training:run_compare"), {"run": [run.pk]})
+    curve = response.context["curves"][0]["metrics"]["eval/validation_survival"]
+    assert curve == {"step": [100, 200], "value": [0.5, 0.8]}
+    html = response.content.decode()
+    labels = json.loads(
+        html.split('id="compare-metric-labels" type="application/json">')[1].split("</script>")[0]
+    )
+    assert labels["eval/validation_survival"].startswith("validation survival")
+
+
 def test_compare_page_shows_each_run_beside_the_baselines_mean_and_std(engineer, make_run):
     first, second = make_run(label="first"), make_run(label="second")
     evaluate(first, engineer, report("sac", [(200, 200, 30.0), (100, 200, 10.0)], (0.4, 0.9)))

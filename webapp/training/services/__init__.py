@@ -6,4 +6,5 @@
 ``events``      rows from the trainer's events: metrics, episodes, checkpoints, fine-tunes
 ``deployment``  mark a checkpoint as the deployed policy
 ``evaluations`` evaluation of a run against the baselines
+``mines``       mines of expert decisions started from the web app (launch, audited; worker records)
 """

@@ -3,6 +3,7 @@ tasks (:mod:`webapp.training.tasks` are only their entry points).
 
 ``attempt``     one attempt of a run: claim it, train with the sink, record how it ended
 ``evaluation``  a finished run's policy and the baselines on the same episodes
+``mining``      a mine of expert decisions (Ray on this machine, one Ray worker)
 ``heartbeat``   the thread that keeps the run's claim fresh and carries cancel requests back
 ``sink``        the event sink the trainer reports to (rows, then live messages)
 
