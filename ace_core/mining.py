@@ -233,6 +233,9 @@ def start_ray(workers: int, ray_address: str | None = None) -> None:
     # local workers import this package the way the driver does
     root = str(Path(__file__).resolve().parent.parent)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    # Ray starts its workers at niceness 15; a local mine is the job asked for, so its workers
+    # run at the driver's priority (on a busy machine niced workers got a tenth of a core)
+    os.environ.setdefault("RAY_worker_niceness", "0")
     options = {"address": ray_address} if ray_address else {"num_cpus": workers}
     ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
 
