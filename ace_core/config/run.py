@@ -206,6 +206,11 @@ class TrainConfig:
             raise ConfigError(
                 "init_from and pretrain_mine both choose the starting policy; give one of them"
             )
+        if self.action_subset:
+            raise ConfigError(
+                "pretrain_mine clones the expert over the full action space; leave action_subset "
+                "empty with it (or give no pretrain_mine)"
+            )
         if self.pretrain_mine == "auto":
             from ace_core.expert import parse_expert_spec
 
