@@ -65,7 +65,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         saved = TrainConfig.from_dict(load_checkpoint(out / CHECKPOINT_NAME)["config"])
         # a resume takes the run's own settings; only --steps and --decisions may extend it
-        budget = {name: getattr(args, name) for name in ("steps", "decisions") if getattr(args, name) is not None}
+        budget = {
+            name: getattr(args, name) for name in ("steps", "decisions") if getattr(args, name) is not None
+        }
         config = dataclasses.replace(saved, **budget)
     trainer = Trainer(config, out)  # validates and builds everything before touching files
     if args.resume:

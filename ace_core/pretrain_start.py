@@ -71,7 +71,9 @@ class ImitationStart:
             return Path(self.config.pretrain_mine)
         from ace_core.mining import MineSpec, mine
 
-        spec = MineSpec(env=self.config.env, expert=self.config.pretrain_expert, seeds=self.config.pretrain_seeds)
+        spec = MineSpec(
+            env=self.config.env, expert=self.config.pretrain_expert, seeds=self.config.pretrain_seeds
+        )
         out = spec.default_dir().resolve()
 
         def progress(text: str) -> None:
@@ -83,6 +85,9 @@ class ImitationStart:
         with preserved_rng():
             summary = mine(spec, out, workers=1, log=progress)
         sink.emit(
-            MetricsEvent(step=0, values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(summary["decisions"])})
+            MetricsEvent(
+                step=0,
+                values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(summary["decisions"])},
+            )
         )
         return out

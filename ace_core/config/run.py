@@ -203,9 +203,7 @@ class TrainConfig:
         if not self.pretrain_mine:
             return
         if self.init_from:
-            raise ConfigError(
-                "init_from and pretrain_mine both choose the starting policy; give one of them"
-            )
+            raise ConfigError("init_from and pretrain_mine both choose the starting policy; give one of them")
         if self.action_subset:
             raise ConfigError(
                 "pretrain_mine clones the expert over the full action space; leave action_subset "

@@ -60,7 +60,11 @@ def test_validation_every_n_decisions_keeps_the_best_policy(validated_run):
     assert all(0 < survival <= 1 for _, survival in validations)
     best = max(survival for _, survival in validations)
     first_best = next(step for step, survival in validations if survival == best)  # ties: the earlier
-    assert (result.best_validation_survival, result.best_step, result.best_decisions) == (best, first_best, first_best)
+    assert (result.best_validation_survival, result.best_step, result.best_decisions) == (
+        best,
+        first_best,
+        first_best,
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert summary["best_checkpoint"] == str(out / "best.pt") and summary["best_step"] == first_best
     state = load_checkpoint(out / "best.pt")
