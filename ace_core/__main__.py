@@ -64,8 +64,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = _config_from(args)
     if args.resume:
         saved = TrainConfig.from_dict(load_checkpoint(out / CHECKPOINT_NAME)["config"])
-        # a resume takes the run's own settings; only --steps may extend it
-        config = dataclasses.replace(saved, steps=args.steps if args.steps is not None else saved.steps)
+        # a resume takes the run's own settings; only --steps and --decisions may extend it
+        budget = {
+            name: getattr(args, name) for name in ("steps", "decisions") if getattr(args, name) is not None
+        }
+        config = dataclasses.replace(saved, **budget)
     trainer = Trainer(config, out)  # validates and builds everything before touching files
     if args.resume:
         _truncate_logs(out, after_step=load_checkpoint(out / CHECKPOINT_NAME)["loop"]["step"])

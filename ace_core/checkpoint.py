@@ -8,6 +8,11 @@ current episode (resume replays them to rebuild the grid state exactly).
 :func:`write_checkpoint` is the one writer of that layout: what deploying a policy needs (config,
 fingerprint, subset, networks, feature normalisation), then whatever a training run adds. The
 trainer and :func:`~ace_core.live.policy.untrained_policy` both write through it.
+
+A run directory holds ``checkpoint.pt`` (the last state, to resume) and, when the run validates,
+``best.pt`` (the policy that did best on the validation days, without buffer). Whoever loads "the
+run's policy" from a directory gets ``best.pt`` when there is one (:func:`load_checkpoint`); a file
+path loads that file.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 CHECKPOINT_NAME = "checkpoint.pt"
+BEST_NAME = "best.pt"
 
 
 def save_checkpoint(state: dict, path: Path) -> Path:
@@ -56,12 +62,23 @@ def write_checkpoint(
     return save_checkpoint(state, path)
 
 
-def load_checkpoint(path: Path) -> dict:
+def policy_file(path: Path) -> Path:
+    """The file that holds a run's policy: ``path`` itself, or in a run directory ``best.pt``
+    when the run validated, else ``checkpoint.pt``."""
     path = Path(path)
     if path.is_dir():
-        path = path / CHECKPOINT_NAME
+        best = path / BEST_NAME
+        return best if best.is_file() else path / CHECKPOINT_NAME
+    return path
+
+
+def load_checkpoint(path: Path) -> dict:
+    """The checkpoint at ``path``: a file, or a run directory's policy (:func:`policy_file`)."""
+    path = policy_file(path)
     if not path.is_file():
-        raise CheckpointError(f"no checkpoint at {path}; give a run directory or a {CHECKPOINT_NAME} file")
+        raise CheckpointError(
+            f"no checkpoint at {path}; give a run directory or a {CHECKPOINT_NAME} / {BEST_NAME} file"
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # torch raises many types for a damaged file

@@ -19,7 +19,8 @@ played              (T,) int64           the action played at every step (replay
 
 plus the scenario, seed, steps played, whether it ended in a game over, the action space's fingerprint and the feature scale.
 Files are written atomically (temp file, then rename), so a file that exists is complete.
-:func:`load_dataset` reads a dataset back and refuses a missing, corrupt or foreign one.
+:func:`load_dataset` reads a dataset back and refuses a missing, corrupt or foreign one;
+:func:`check_dataset` refuses the same without reading the arrays.
 """
 
 from __future__ import annotations
@@ -153,8 +154,8 @@ def join_episodes(episodes: list[dict]) -> dict:
     }
 
 
-def load_dataset(path, space: ActionSpace) -> Dataset:
-    """The dataset at ``path`` (a ``dataset.npz`` or the mine directory holding it)."""
+def dataset_file(path) -> Path:
+    """The ``dataset.npz`` at ``path`` (the file, or the mine directory holding it)."""
     path = Path(path)
     if path.is_dir():
         path = path / "dataset.npz"
@@ -162,6 +163,42 @@ def load_dataset(path, space: ActionSpace) -> Dataset:
         raise DatasetError(
             f"no imitation dataset at {path}; give the dataset.npz (or directory) a mine wrote"
         )
+    return path
+
+
+def _corrupt(path: Path, exc: Exception) -> DatasetError:
+    return DatasetError(
+        f"{path} is corrupt or not an imitation dataset from `python -m ace_core mine` ({exc})"
+    )
+
+
+def _refuse_foreign(path: Path, fingerprint: str, space: ActionSpace) -> None:
+    if fingerprint != space.fingerprint():
+        raise DatasetError(
+            f"dataset {path} was mined on {fingerprint!r}, but this env's action space is "
+            f"{space.fingerprint()!r}: use a dataset mined on the same env"
+        )
+
+
+def check_dataset(path, space: ActionSpace) -> Path:
+    """The dataset file at ``path``, refused as :func:`load_dataset` would refuse a missing,
+    unreadable or foreign one, without reading its arrays (a run checks its mine before it starts)."""
+    path = dataset_file(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [k for k in (*DATASET_KEYS, "fingerprint", "load_scale") if k not in data.files]
+            if missing:
+                raise KeyError(", ".join(missing))
+            fingerprint = str(data["fingerprint"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise _corrupt(path, exc) from exc
+    _refuse_foreign(path, fingerprint, space)
+    return path
+
+
+def load_dataset(path, space: ActionSpace) -> Dataset:
+    """The dataset at ``path`` (a ``dataset.npz`` or the mine directory holding it)."""
+    path = dataset_file(path)
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
@@ -170,14 +207,8 @@ def load_dataset(path, space: ActionSpace) -> Dataset:
             raise KeyError(", ".join(missing))
         fingerprint = str(arrays["fingerprint"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise DatasetError(
-            f"{path} is corrupt or not an imitation dataset from `python -m ace_core mine` ({exc})"
-        ) from exc
-    if fingerprint != space.fingerprint():
-        raise DatasetError(
-            f"dataset {path} was mined on {fingerprint!r}, but this env's action space is "
-            f"{space.fingerprint()!r}: use a dataset mined on the same env"
-        )
+        raise _corrupt(path, exc) from exc
+    _refuse_foreign(path, fingerprint, space)
     if len(arrays["action"]) == 0:
         raise DatasetError(f"dataset {path} holds no expert decision; mine more episodes")
     return Dataset(arrays, space.n)

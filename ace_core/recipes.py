@@ -109,6 +109,35 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 GRID_36_BUS,
                 steps=30_000,
             ),
+            _recipe(
+                "imitation-sac-14bus",
+                """SAC started from behaviour cloning of the greedy expert: the run first mines the
+                expert on the train days (2 grid seeds each, cached and reused by every run that
+                asks for the same mine), clones it, then trains with a budget of 20,000 agent
+                decisions (2,000,000 environment steps at most), validating every 500 decisions
+                and keeping the best policy as best.pt. Not yet measured.""",
+                (GRID_14_BUS,),
+                pretrain_mine="auto",
+                pretrain_seeds=2,
+                validate_every=500,
+                decisions=20_000,
+                steps=2_000_000,
+            ),
+            _recipe(
+                "imitation-sac-36bus",
+                """SAC on the 36-substation grid started from behaviour cloning of the greedy expert
+                (acting from max rho 0.8), mined on the train days with 10 grid seeds each (cached
+                and reused), then 10,000 agent decisions (2,000,000 environment steps at most),
+                validating every 500 decisions and keeping the best policy as best.pt. Not yet
+                measured.""",
+                GRID_36_BUS,
+                pretrain_mine="auto",
+                pretrain_expert="greedy:threshold=0.8",
+                pretrain_seeds=10,
+                validate_every=500,
+                decisions=10_000,
+                steps=2_000_000,
+            ),
         )
     }
 )

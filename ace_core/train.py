@@ -14,6 +14,12 @@ adds ACE: the LLM actor refines low-reward decisions, the critic reshapes finish
 SAC samples from the mixed buffer, and LoRA rounds fine-tune the LLM. Each extension's state is
 part of the checkpoint.
 
+A run stops at ``steps`` environment steps or, with ``decisions`` > 0, at that many agent
+decisions, whichever comes first. With ``validate_every`` > 0 the plain policy plays the validation
+days every that many decisions (:mod:`ace_core.validation`) and the best one is kept as ``best.pt``;
+with ``pretrain_mine`` the policy starts from behaviour cloning of the expert
+(:mod:`ace_core.pretrain_start`).
+
 Episodes walk the train scenarios in an order fixed by the seed; each episode's grid seed comes
 from ``(seed, episode number)``. A checkpoint stores the actions of the episode under way, and
 resume replays them on the same scenario and seed, so a resumed run is identical to an
@@ -34,7 +40,13 @@ import torch
 from tqdm import tqdm
 
 from ace_core.agents import reconnect_or_nothing
-from ace_core.checkpoint import CHECKPOINT_NAME, check_same_space, load_checkpoint, write_checkpoint
+from ace_core.checkpoint import (
+    BEST_NAME,
+    CHECKPOINT_NAME,
+    check_same_space,
+    load_checkpoint,
+    write_checkpoint,
+)
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink, TeeSink
@@ -44,10 +56,13 @@ from ace_core.grid.candidates import real_action
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
+from ace_core.pretrain_start import ImitationStart
 from ace_core.rl.buffer import ReplayBuffer, Transition
+from ace_core.rl.rng_state import preserved_rng
 from ace_core.rl.sac import SAC
 from ace_core.teacher import ExpertTeacher
 from ace_core.tensorboard_sink import TensorBoardSink
+from ace_core.validation import Validation, Validator
 
 
 @dataclass
@@ -59,7 +74,13 @@ class TrainResult:
     seconds: float
     checkpoint: Path
     stopped: bool
-    """True when the sink asked to stop before ``steps``"""
+    """True when the sink asked to stop before the budget (steps or decisions)"""
+    best_validation_survival: float | None = None
+    """the best validation survival (None: the run does not validate)"""
+    best_step: int | None = None
+    best_decisions: int | None = None
+    best_checkpoint: Path | None = None
+    """``best.pt``, the policy of the best validation"""
 
 
 @dataclass
@@ -97,14 +118,20 @@ class Trainer:
         self.space = build_action_space(self.env)
         if config.action_subset:
             self.space = self.space.restrict_to_file(config.action_subset)
-        start = self._start_state(config.init_from)
+        start, where = self._start_state(config.init_from), config.init_from
+        self.imitation = ImitationStart(config, self.out_dir) if config.pretrain_mine else None
+        if self.imitation and self.imitation.done():  # cloned by an earlier attempt of this run
+            start, where = self._start_state(self.imitation.checkpoint), str(self.imitation.checkpoint)
+        elif self.imitation:
+            self.imitation.check(self.space)
         self.features = FeatureBuilder.for_policy(self.env, start) if start else FeatureBuilder(self.env)
         self.scenarios = scenarios(self.env, "train")
         if not self.scenarios:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
+        self.validator = self._validator()
         self.sac = SAC(self.features.size, self.space, config.sac)
         if start:
-            self._start_from(start)
+            self._start_from(start, where)
         self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
         self.teacher = ExpertTeacher(config, self.space, self.env.action_space, self.sac, self.rng)
         self.ace = self._coevolution()
@@ -119,29 +146,45 @@ class Trainer:
         self.episode_actions: list[int] = []
         self.episode_return = 0.0
         self.pending: Pending | None = None
+        self.validated_at: int | None = None
+        """the decision count of the last validation"""
+        self.best: Validation | None = None
         self.obs = None
         self._window: dict[str, list[float]] = {}
         self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
 
-    def _start_state(self, init_from: str) -> dict | None:
-        """The checkpoint a run starts its policy from (``init_from``), checked against this run's
-        action space; None for a fresh policy. A resume then restores the run's own checkpoint."""
+    def _start_state(self, init_from: str | Path) -> dict | None:
+        """The checkpoint a run starts its policy from (``init_from``, or the imitation start's),
+        checked against this run's action space; None for a fresh policy. A resume then restores
+        the run's own checkpoint."""
         if not init_from:
             return None
         state = load_checkpoint(Path(init_from))
-        check_same_space(state, self.space.fingerprint(), init_from)
+        check_same_space(state, self.space.fingerprint(), str(init_from))
         return state
 
-    def _start_from(self, state: dict) -> None:
+    def _start_from(self, state: dict, where: str) -> None:
         # the networks only: optimisers, temperature and update count start afresh for RL
         try:
             for name in ("actor", "qf1", "qf2", "qf1_target", "qf2_target"):
                 getattr(self.sac, name).load_state_dict(state["sac"][name])
         except (KeyError, RuntimeError) as exc:
             raise CheckpointError(
-                f"init_from {self.config.init_from!r}: its networks do not fit this run's "
+                f"start policy {where!r}: its networks do not fit this run's "
                 f"(same env, head and hidden size needed): {str(exc).splitlines()[0]}"
             ) from None
+
+    def _validator(self) -> Validator | None:
+        if not self.config.validate_every:
+            return None
+        days = scenarios(self.env, "validation")
+        if not days:
+            raise ConfigError(
+                f"env {self.config.env!r} has no validation scenarios; set validate_every=0 or pick an env with more chronics"
+            )
+        return Validator(
+            self.config.env, self.space, days, self.config.validation_seeds, self.config.rho_threshold
+        )
 
     def _coevolution(self):
         """ACE's extension when the run has an LLM (imported only then: it loads transformers)."""
@@ -186,11 +229,16 @@ class Trainer:
                 f"{self.out_dir} already holds a run; pass resume=True (--resume) or another dir"
             )
         else:
+            if self.imitation and not self.imitation.done():
+                state = self._start_state(self.imitation.run(self.sink, len(self.scenarios)))
+                self.features.load_state_dict(state["features"])
+                self._start_from(state, str(self.imitation.checkpoint))
             self._start_episode()
         started, start_step = time.perf_counter(), self.step
         stopped = False
         bar = tqdm(total=self.config.steps, initial=self.step, unit="step", disable=None, leave=False)
-        while self.step < self.config.steps:
+        self._validate_if_due()  # the starting policy, at decision 0
+        while self.step < self.config.steps and not self._decisions_spent():
             if self.sink.should_stop():
                 stopped = True
                 break
@@ -198,12 +246,16 @@ class Trainer:
             for extension in self.extensions:
                 extension.after_step(self.step)
             bar.update(1)
+            self._validate_if_due()
             if self.step % self.config.log_every == 0:
                 self._report(started, start_step)
             if self.step % self.config.checkpoint_every == 0:
                 self._checkpoint()
         bar.close()
+        if self.validator and not stopped and self.validated_at != self.decisions:
+            self._validate()  # the policy the run ends with
         checkpoint = self._checkpoint()
+        best = self.best
         return TrainResult(
             steps=self.step,
             episodes=self.episode,
@@ -212,7 +264,44 @@ class Trainer:
             seconds=time.perf_counter() - started,
             checkpoint=checkpoint,
             stopped=stopped,
+            best_validation_survival=best.survival if best else None,
+            best_step=best.step if best else None,
+            best_decisions=best.decisions if best else None,
+            best_checkpoint=self.out_dir / BEST_NAME if best else None,
         )
+
+    def _decisions_spent(self) -> bool:
+        return 0 < self.config.decisions <= self.decisions
+
+    # ----- validation -----
+    def _validate_if_due(self) -> None:
+        every = self.config.validate_every
+        if every and self.decisions % every == 0 and self.validated_at != self.decisions:
+            self._validate()
+
+    def _validate(self) -> None:
+        """Play the validation days with the policy as it stands; keep it as best.pt if it beats
+        the best so far (ties keep the earlier)."""
+        with preserved_rng():
+            result = self.validator(self.sac, self.features, self.step, self.decisions)
+        self.validated_at = self.decisions
+        self.sink.emit(
+            MetricsEvent(
+                step=self.step,
+                values={"eval/validation_survival": result.survival, "eval/validation_reward": result.reward},
+            )
+        )
+        if self.best is None or result.survival > self.best.survival:
+            self.best = result
+            # a policy file (no buffer, no loop): what evaluation and deployment load
+            write_checkpoint(
+                self.out_dir / BEST_NAME,
+                config=self.config.full_dict(),
+                space=self.space,
+                features=self.features,
+                sac=self.sac,
+                validation=result.as_dict(),
+            )
 
     def _one_step(self) -> None:
         config, obs = self.config, self.obs
@@ -343,6 +432,8 @@ class Trainer:
                 "episode_actions": list(self.episode_actions),
                 "pending": None if self.pending is None else vars(self.pending).copy(),
                 "window": {k: list(v) for k, v in self._window.items()},
+                "validated_at": self.validated_at,
+                "best": self.best.as_dict() if self.best else None,
             },
             "rng": {
                 "numpy": self.rng.bit_generator.state,
@@ -364,9 +455,11 @@ class Trainer:
 
     def _restore(self, state: dict) -> None:
         check_same_space(state, self.space.fingerprint(), str(self.out_dir))
-        # the only setting a resume may change is how far to go; settings added since the
+        # the only settings a resume may change are how far to go; settings added since the
         # checkpoint was written are not in it, and keep this config's values
-        changed = [name for name in self.config.differences(state["config"]) if name != "steps"]
+        changed = [
+            name for name in self.config.differences(state["config"]) if name not in ("steps", "decisions")
+        ]
         if changed:
             raise CheckpointError(f"resume must use the run's settings; these differ: {', '.join(changed)}")
         self.sac.load_state_dict(state["sac"])
@@ -376,6 +469,8 @@ class Trainer:
         # before extensions, the teacher's count was a loop counter (absent before expert guidance)
         state.setdefault(self.teacher.name, {"decisions": loop.get("teacher_decisions", 0)})
         self._window = {k: list(v) for k, v in loop["window"].items()}
+        self.validated_at = loop.get("validated_at")  # absent before validation
+        self.best = Validation(**loop["best"]) if loop.get("best") else None
         self.pending = Pending(**loop["pending"]) if loop["pending"] else None
         self.rng.bit_generator.state = state["rng"]["numpy"]
         torch.set_rng_state(state["rng"]["torch"])

@@ -191,7 +191,6 @@ class TrainConfig:
             raise ConfigError(
                 f"init_from {self.init_from!r} does not exist; give a checkpoint file or run directory, or leave it empty"
             )
-
         in_range("decisions", self.decisions, 0, MAX_STEPS)
         in_range("validate_every", self.validate_every, 0, MAX_STEPS)
         in_range("validation_seeds", self.validation_seeds, 1, 100)
@@ -204,6 +203,11 @@ class TrainConfig:
             return
         if self.init_from:
             raise ConfigError("init_from and pretrain_mine both choose the starting policy; give one of them")
+        if self.action_subset:
+            raise ConfigError(
+                "pretrain_mine clones the expert over the full action space; leave action_subset "
+                "empty with it (or give no pretrain_mine)"
+            )
         if self.pretrain_mine == "auto":
             from ace_core.expert import parse_expert_spec
 

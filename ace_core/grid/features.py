@@ -47,6 +47,13 @@ class FeatureBuilder:
     def state_dict(self) -> dict:
         return {"load_scale": self.load_scale.tolist()}
 
+    def load_state_dict(self, state: dict) -> None:
+        """Take a policy's feature scale in place, so that whoever holds this builder sees it."""
+        load_scale = np.asarray(state["load_scale"], dtype=np.float32)
+        if load_scale.shape != self.load_scale.shape:
+            raise ValueError(f"load_scale has shape {load_scale.shape}; this env has {self.load_scale.shape}")
+        self.load_scale = np.maximum(load_scale, 1e-3)
+
     @classmethod
     def for_policy(cls, env, state: dict) -> FeatureBuilder:
         """The features a checkpoint's policy was trained on (older checkpoints: from ``env``)."""

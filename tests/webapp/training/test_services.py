@@ -161,6 +161,16 @@ def test_deploy_copies_the_last_checkpoint_of_a_succeeded_run(make_run, engineer
     assert AuditEntry.objects.get(action="checkpoint.deploy").after["deployed_checkpoint"] == checkpoint.pk
 
 
+def test_deploy_copies_the_best_policy_of_a_run_that_validated(make_run, engineer):
+    run = _run_with_checkpoint(make_run)
+    checkpoint = run.checkpoints.get()
+    Path(checkpoint.path).with_name("best.pt").write_text('{"best": 40}')
+    run_finish(run_id=run.pk, worker_token="t")
+    deployment = checkpoint_deploy(checkpoint=checkpoint, user=engineer)
+    assert Path(deployment.path).read_text() == '{"best": 40}'
+    assert Path(deployment.path).name == f"run-{run.pk}-step-100-best.pt"
+
+
 def test_deploy_refuses_an_overwritten_checkpoint(make_run, engineer):
     run = _run_with_checkpoint(make_run)
     old = run.checkpoints.get()

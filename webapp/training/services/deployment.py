@@ -1,7 +1,9 @@
 """Marking a checkpoint as the policy live sessions use.
 
 The trainer overwrites ``checkpoint.pt`` as it goes, so the deployed file is a copy that never
-changes: ``<GRIDACE_RUNS_DIR>/deployed/run-<id>-step-<step>.pt``.
+changes: ``<GRIDACE_RUNS_DIR>/deployed/run-<id>-step-<step>.pt``. A run that validated keeps its
+best policy as ``best.pt`` beside the checkpoint; that is the policy deployed then
+(``run-<id>-step-<step>-best.pt``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from webapp.training.errors import RunStateError
 from webapp.training.models import Checkpoint, Deployment, RunStatus, TrainingRun
 
 COMMENT_MAX_LENGTH = 500
+BEST_NAME = "best.pt"
+"""ace_core.checkpoint.BEST_NAME (not imported: it loads torch into the web process)"""
 
 
 @transaction.atomic
@@ -41,7 +45,9 @@ def checkpoint_deploy(*, checkpoint: Checkpoint, user: AbstractBaseUser, comment
     source = Path(checkpoint.path)
     if not source.is_file():
         raise RunStateError(f"checkpoint file {source} is missing on this machine; it cannot be deployed")
-    target = Path(settings.GRIDACE_RUNS_DIR) / "deployed" / f"run-{run.pk}-step-{checkpoint.step}.pt"
+    best = source.with_name(BEST_NAME)
+    source, suffix = (best, "-best") if best.is_file() else (source, "")
+    target = Path(settings.GRIDACE_RUNS_DIR) / "deployed" / f"run-{run.pk}-step-{checkpoint.step}{suffix}.pt"
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         shutil.copy2(source, target.with_suffix(".tmp"))

@@ -1,0 +1,93 @@
+"""The imitation start: a run's policy cloned from the expert's mined decisions before RL.
+
+With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, or with ``auto``
+the mine of its env's train days (expert ``pretrain_expert``, grid seeds
+``0..pretrain_seeds-1``) in the shared cache (:meth:`~ace_core.mining.MineSpec.default_dir`, so
+every run asking for the same mine reuses it; mined here with Ray on one worker). It then clones
+the expert into ``<run>/pretrain/`` (:func:`ace_core.imitation.pretrain`, ``pretrain_epochs``
+epochs, the run's hidden size and seed), and the trainer starts from that policy as it starts
+from ``init_from``: its networks and feature scale.
+
+A resumed run finds ``pretrain/checkpoint.pt`` and neither mines nor clones again. A given mine
+made on another grid, or a corrupt one, is refused (:class:`~ace_core.imitation_data.DatasetError`)
+when the trainer is built, before any file is written.
+
+Progress reaches the sink as metrics at step 0, the share done of each phase:
+``pretrain/mining`` (episodes of the mine on disk) and ``pretrain/cloning`` (0 when it starts, 1
+when done, with ``pretrain/agreement_after``, the held-out agreement with the expert).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ace_core.checkpoint import CHECKPOINT_NAME
+from ace_core.config import TrainConfig
+from ace_core.events import EventSink, MetricsEvent
+from ace_core.grid.action_space import ActionSpace
+from ace_core.imitation_data import check_dataset
+from ace_core.rl.rng_state import preserved_rng
+
+PRETRAIN_DIR = "pretrain"
+
+
+class ImitationStart:
+    def __init__(self, config: TrainConfig, out_dir: Path) -> None:
+        self.config = config
+        self.dir = Path(out_dir) / PRETRAIN_DIR
+        self.checkpoint = self.dir / CHECKPOINT_NAME
+
+    def done(self) -> bool:
+        """Whether the cloned policy is on disk (a resumed or restarted run)."""
+        return self.checkpoint.is_file()
+
+    def check(self, space: ActionSpace) -> None:
+        """Refuse a given mine from another grid or a corrupt one (an auto mine is the run's own)."""
+        if self.config.pretrain_mine != "auto":
+            check_dataset(self.config.pretrain_mine, space)
+
+    def run(self, sink: EventSink, episodes: int) -> Path:
+        """Mine (or reuse the mine), clone it, and return the cloned policy's checkpoint.
+        ``episodes``: the train days of the run, to report the mining's progress."""
+        from ace_core.imitation import CloneConfig, pretrain
+
+        mine_dir = self._mine(sink, episodes * self.config.pretrain_seeds)
+        sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
+        clone = CloneConfig(epochs=self.config.pretrain_epochs, seed=self.config.seed)
+        with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
+            report = pretrain(self.config.env, mine_dir, self.dir, clone, hidden=self.config.sac.hidden)
+        values = {
+            "pretrain/cloning": 1.0,
+            "pretrain/agreement_before": report["agreement_before"],
+            "pretrain/agreement_after": report["agreement_after"],
+            "pretrain/loss_last_epoch": report["loss_last_epoch"],
+        }
+        sink.emit(MetricsEvent(step=0, values=values))
+        return self.checkpoint
+
+    def _mine(self, sink: EventSink, episodes: int) -> Path:
+        if self.config.pretrain_mine != "auto":
+            return Path(self.config.pretrain_mine)
+        from ace_core.mining import MineSpec, mine
+
+        spec = MineSpec(
+            env=self.config.env, expert=self.config.pretrain_expert, seeds=self.config.pretrain_seeds
+        )
+        out = spec.default_dir().resolve()
+
+        def progress(text: str) -> None:
+            print(text, file=sys.stderr, flush=True)
+            done = len(list((out / "episodes").glob("*.npz"))) if (out / "episodes").is_dir() else 0
+            sink.emit(MetricsEvent(step=0, values={"pretrain/mining": min(done / max(episodes, 1), 1.0)}))
+
+        sink.emit(MetricsEvent(step=0, values={"pretrain/mining": 0.0}))
+        with preserved_rng():
+            summary = mine(spec, out, workers=1, log=progress)
+        sink.emit(
+            MetricsEvent(
+                step=0,
+                values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(summary["decisions"])},
+            )
+        )
+        return out

@@ -1,0 +1,88 @@
+"""The imitation start: a run cloned from a mine before RL, resumed without cloning again, and
+refusing a mine of another grid or a corrupt one before writing anything."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from ace_core.__main__ import main
+from ace_core.checkpoint import load_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.errors import ConfigError
+from ace_core.events import MemorySink, MetricsEvent
+from ace_core.imitation_data import DatasetError
+from ace_core.train import Trainer, train
+from tests.ace_core.conftest import MINE_ENV
+from tests.sandbox_settings import sandbox_settings
+
+# the mine's grid; a short run whose few decisions stay below learning_starts: no update moves the
+# cloned actor, so the run's last actor is its first one
+SHORT = dict(env=MINE_ENV, steps=30, hidden=64, learning_starts=32, batch_size=32, log_every=10)
+
+
+def _pretrain_values(sink) -> list[dict]:
+    return [m.values for m in sink.of_type(MetricsEvent) if any(k.startswith("pretrain/") for k in m.values)]
+
+
+@pytest.fixture(scope="module")
+def cloned_run(mined, tmp_path_factory):
+    _, mine_dir, _ = mined
+    out = tmp_path_factory.mktemp("imitation") / "run"
+    sink = MemorySink()
+    config = TrainConfig(**SHORT, pretrain_mine=str(mine_dir), pretrain_epochs=3)
+    result = train(config, sink, out)
+    return mine_dir, out, sink, result, config
+
+
+def test_a_run_starts_from_the_policy_cloned_from_its_mine(cloned_run):
+    mine_dir, out, sink, result, _ = cloned_run
+    assert result.updates == 0
+    cloned, run = load_checkpoint(out / "pretrain" / "checkpoint.pt"), load_checkpoint(out / "checkpoint.pt")
+    for name, tensor in cloned["sac"]["actor"].items():
+        assert torch.equal(run["sac"]["actor"][name], tensor), name
+    assert json.loads((out / "pretrain" / "pretrain.json").read_text())["clone"]["epochs"] == 3
+    # the feature scale is the mine's, as with init_from
+    np.testing.assert_allclose(run["features"]["load_scale"], cloned["features"]["load_scale"])
+    # the phases reach the sink before RL
+    phases = _pretrain_values(sink)
+    assert [v["pretrain/cloning"] for v in phases] == [0.0, 1.0] and "pretrain/agreement_after" in phases[-1]
+    assert all(m.step == 0 for m in sink.of_type(MetricsEvent) if "pretrain/cloning" in m.values)
+
+
+def test_a_resumed_imitation_run_neither_mines_nor_clones_again(cloned_run):
+    _, out, _, _, config = cloned_run
+    pretrain_file = out / "pretrain" / "checkpoint.pt"
+    written = pretrain_file.stat().st_mtime_ns
+    sink = MemorySink()
+    resumed = train(TrainConfig.from_dict({**config.to_dict(), "steps": 40}), sink, out, resume=True)
+    assert resumed.steps == 40 and not _pretrain_values(sink)
+    assert pretrain_file.stat().st_mtime_ns == written
+
+
+def test_a_mine_of_another_grid_or_a_corrupt_one_is_refused_before_anything_is_written(
+    mined, tmp_path, capsys
+):
+    _, mine_dir, _ = mined
+    with pytest.raises(DatasetError, match="use a dataset mined on the same env"):
+        Trainer(TrainConfig(**sandbox_settings(pretrain_mine=str(mine_dir))), tmp_path / "foreign")
+    corrupt = tmp_path / "corrupt-mine"
+    corrupt.mkdir()
+    shutil.copy(mine_dir / "summary.json", corrupt / "summary.json")
+    (corrupt / "dataset.npz").write_bytes((mine_dir / "dataset.npz").read_bytes()[:200])
+    out = tmp_path / "run"
+    args = ["train", "--env", MINE_ENV, "--steps", "30", "--pretrain-mine", str(corrupt), "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is corrupt or not an imitation dataset" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_an_imitation_start_cannot_take_an_action_subset(mined, tmp_path):
+    _, mine_dir, _ = mined
+    subset = tmp_path / "subset.txt"
+    subset.write_text("0\n")
+    with pytest.raises(ConfigError, match="leave action_subset empty"):
+        TrainConfig(env=MINE_ENV, pretrain_mine=str(mine_dir), action_subset=str(subset)).validate()

@@ -1,0 +1,104 @@
+"""The decision budget, validation on the validation days, best.pt, and what loads it."""
+
+import json
+
+import pytest
+import torch
+
+from ace_core.agents import load_agent
+from ace_core.checkpoint import load_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.events import MemorySink, MetricsEvent
+from ace_core.grid.envs import make_env
+from ace_core.train import train
+from tests.sandbox_settings import sandbox_settings
+
+# at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
+VALIDATED = sandbox_settings(steps=400, checkpoint_every=200, validate_every=100)
+
+
+def _actor(path):
+    return load_checkpoint(path)["sac"]["actor"]
+
+
+def _same(a, b) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def _validations(sink):
+    return [
+        (m.step, m.values["eval/validation_survival"])
+        for m in sink.of_type(MetricsEvent)
+        if "eval/validation_survival" in m.values
+    ]
+
+
+@pytest.fixture(scope="module")
+def validated_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("validated")
+    sink = MemorySink()
+    result = train(TrainConfig(**VALIDATED), sink, out)
+    return out, sink, result
+
+
+def test_the_decision_budget_stops_the_run_and_a_resume_may_raise_it(tmp_path):
+    config = sandbox_settings(steps=400, checkpoint_every=1_000, decisions=50)
+    result = train(TrainConfig(**config), MemorySink(), tmp_path)
+    assert result.decisions == 50 and result.steps == 50 and not result.stopped
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["decisions"] == 50 and summary["best_checkpoint"] is None
+    assert summary["best_validation_survival"] is None
+    resumed = train(TrainConfig(**{**config, "decisions": 80}), MemorySink(), tmp_path, resume=True)
+    assert resumed.decisions == 80 and resumed.steps == 80
+
+
+def test_validation_every_n_decisions_keeps_the_best_policy(validated_run):
+    out, sink, result = validated_run
+    validations = _validations(sink)
+    # from the starting policy, every 100 decisions, the last one at the end
+    assert [step for step, _ in validations] == [0, 100, 200, 300, 400]
+    assert all(0 < survival <= 1 for _, survival in validations)
+    best = max(survival for _, survival in validations)
+    first_best = next(step for step, survival in validations if survival == best)  # ties: the earlier
+    assert (result.best_validation_survival, result.best_step, result.best_decisions) == (
+        best,
+        first_best,
+        first_best,
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["best_checkpoint"] == str(out / "best.pt") and summary["best_step"] == first_best
+    state = load_checkpoint(out / "best.pt")
+    assert "buffer" not in state and state["validation"]["survival"] == best
+    assert load_checkpoint(out / "checkpoint.pt")["loop"]["best"]["step"] == first_best
+
+
+def test_a_run_directory_loads_its_best_policy_and_a_file_loads_that_file(validated_run):
+    out, _, result = validated_run
+    assert result.best_step != result.steps  # the best is not the last policy here
+    best, last = _actor(out / "best.pt"), _actor(out / "checkpoint.pt")
+    assert not _same(best, last)
+    env = make_env("l2rpn_case14_sandbox")
+    assert _same(load_agent(f"sac:{out}", env).sac.actor.state_dict(), best)
+    assert _same(load_agent(f"sac-checked:{out}:3", env).sac.actor.state_dict(), best)
+    assert _same(load_agent(f"sac:{out / 'checkpoint.pt'}", env).sac.actor.state_dict(), last)
+
+
+def test_validation_leaves_training_exactly_as_without_it(validated_run, tmp_path):
+    out, _, _ = validated_run
+    train(TrainConfig(**{**VALIDATED, "validate_every": 0}), MemorySink(), tmp_path)
+    assert _same(_actor(out / "checkpoint.pt"), _actor(tmp_path / "checkpoint.pt"))
+    assert not (tmp_path / "best.pt").exists()
+
+
+def test_a_resumed_run_keeps_its_best_and_validates_as_an_uninterrupted_one(validated_run, tmp_path):
+    out, straight_sink, straight = validated_run
+    first = train(TrainConfig(**{**VALIDATED, "steps": 250}), MemorySink(), tmp_path)
+    assert first.best_validation_survival is not None
+    sink = MemorySink()
+    resumed = train(TrainConfig(**VALIDATED), sink, tmp_path, resume=True)
+    assert _validations(sink) == [(s, v) for s, v in _validations(straight_sink) if s > 250]
+    assert (resumed.best_validation_survival, resumed.best_step) == (
+        straight.best_validation_survival,
+        straight.best_step,
+    )
+    assert _same(_actor(tmp_path / "best.pt"), _actor(out / "best.pt"))
