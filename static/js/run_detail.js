@@ -62,13 +62,27 @@
       return;
     }
     data.seen[key] = message;
-    if (message.kind === "metrics") { data.metrics.push(message); setProgress(message.step); }
+    if (message.kind === "metrics") { data.metrics.push(message); setProgress(message.step); showPretrain(message.values); }
     else if (message.kind === "episode") { data.episodes.push(message); setProgress(message.step); }
     else if (message.kind === "refinement") { data.refinements.push(message); }
     else if (message.kind === "checkpoint") { setProgress(message.step); }
   }
 
   function byStep(a, b) { return a.step - b.step || a.id - b.id; }
+
+  // The imitation start reports at step 0: the share of the mine and of the cloning done.
+  function showPretrain(values) {
+    var el = document.getElementById("pretrain-status");
+    if (!el || values["pretrain/mining"] === undefined && values["pretrain/cloning"] === undefined) { return; }
+    var parts = [];
+    if (values["pretrain/mining"] !== undefined) { parts.push("mining " + Math.round(100 * values["pretrain/mining"]) + " %"); }
+    if (values["pretrain/cloning"] !== undefined) { parts.push("cloning " + Math.round(100 * values["pretrain/cloning"]) + " %"); }
+    if (values["pretrain/agreement_after"] !== undefined) {
+      parts.push("agreement with the expert on held-out days " + values["pretrain/agreement_after"].toFixed(2));
+    }
+    el.textContent = "Imitation start: " + parts.join(", ");
+    el.hidden = false;
+  }
 
   function metricSeries(filter) {
     var series = {};
@@ -90,6 +104,7 @@
   var isAcceptance = function (name) { return /accept/i.test(name); };
   var isLoss = function (name) { return /^losses\//.test(name) && !isEntropy(name); };
   var isSpeed = function (name) { return /SPS$/.test(name); };
+  var isValidation = function (name) { return name === "eval/validation_survival"; };
 
   function chartTraces() {
     var episodes = data.episodes.slice().sort(byStep);
@@ -106,7 +121,8 @@
                          name: "episode reward", mode: "lines+markers", type: "scatter" }],
       "chart-survival": [{ x: episodes.map(function (e) { return e.step; }),
                            y: episodes.map(function (e) { return e.max_steps ? e.steps_survived / e.max_steps : 0; }),
-                           name: "survived", mode: "lines+markers", type: "scatter" }],
+                           name: "survived", mode: "lines+markers", type: "scatter" }].concat(
+                           metricSeries(isValidation).map(function (trace) { trace.name = "validation days"; return trace; })),
       "chart-losses": metricSeries(isLoss),
       "chart-entropy": metricSeries(isEntropy),
       "chart-llm": metricSeries(isLlm),

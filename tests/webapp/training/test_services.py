@@ -18,6 +18,7 @@ from webapp.training.services.deployment import checkpoint_deploy
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.runs import run_cancel, run_launch, run_resume
 from webapp.training.services.worker import run_fail, run_finish, run_heartbeat, run_release, run_start
+from webapp.training.worker.evaluation import agent_spec_for
 
 pytestmark = pytest.mark.django_db
 
@@ -169,6 +170,16 @@ def test_deploy_copies_the_best_policy_of_a_run_that_validated(make_run, enginee
     deployment = checkpoint_deploy(checkpoint=checkpoint, user=engineer)
     assert Path(deployment.path).read_text() == '{"best": 40}'
     assert Path(deployment.path).name == f"run-{run.pk}-step-100-best.pt"
+
+
+def test_an_evaluation_plays_the_policy_a_deployment_would_serve(make_run, engineer):
+    run = _run_with_checkpoint(make_run)
+    checkpoint = run.checkpoints.get()
+    run_finish(run_id=run.pk, worker_token="t")
+    evaluation = evaluation_request(run=run, user=engineer, split="test", nb_episode=1)
+    assert agent_spec_for(evaluation) == f"sac:{checkpoint.path}"  # no validation: the checkpoint
+    Path(checkpoint.path).with_name("best.pt").write_text("{}")
+    assert agent_spec_for(evaluation) == f"sac:{Path(checkpoint.path).with_name('best.pt')}"
 
 
 def test_deploy_refuses_an_overwritten_checkpoint(make_run, engineer):

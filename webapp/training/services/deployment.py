@@ -25,6 +25,13 @@ BEST_NAME = "best.pt"
 """ace_core.checkpoint.BEST_NAME (not imported: it loads torch into the web process)"""
 
 
+def policy_path(checkpoint_path: Path) -> Path:
+    """The policy a run stands for: its ``best.pt`` (the best validated policy) when it sits beside
+    the checkpoint, else the checkpoint itself (as :func:`ace_core.checkpoint.policy_file`)."""
+    best = Path(checkpoint_path).with_name(BEST_NAME)
+    return best if best.is_file() else Path(checkpoint_path)
+
+
 @transaction.atomic
 def checkpoint_deploy(*, checkpoint: Checkpoint, user: AbstractBaseUser, comment: str = "") -> Deployment:
     run = TrainingRun.objects.select_for_update().get(pk=checkpoint.run_id)
@@ -45,8 +52,8 @@ def checkpoint_deploy(*, checkpoint: Checkpoint, user: AbstractBaseUser, comment
     source = Path(checkpoint.path)
     if not source.is_file():
         raise RunStateError(f"checkpoint file {source} is missing on this machine; it cannot be deployed")
-    best = source.with_name(BEST_NAME)
-    source, suffix = (best, "-best") if best.is_file() else (source, "")
+    source = policy_path(source)
+    suffix = "-best" if source.name == BEST_NAME else ""
     target = Path(settings.GRIDACE_RUNS_DIR) / "deployed" / f"run-{run.pk}-step-{checkpoint.step}{suffix}.pt"
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():

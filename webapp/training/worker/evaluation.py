@@ -14,13 +14,15 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from webapp.training.models import Evaluation
+from webapp.training.services.deployment import policy_path
 from webapp.training.services.evaluations import evaluation_fail, evaluation_finish, evaluation_start
 from webapp.training.worker.attempt import error_text
 
 
 def agent_spec_for(evaluation: Evaluation) -> str:
-    """How :func:`ace_core.agents.load_agent` names the run's policy: ``sac:<checkpoint file>``."""
-    return f"sac:{evaluation.checkpoint.path}"
+    """How :func:`ace_core.agents.load_agent` names the run's policy: ``sac:<policy file>``, the
+    best validated policy when the run validated (what a deployment serves), else the checkpoint."""
+    return f"sac:{policy_path(Path(evaluation.checkpoint.path))}"
 
 
 def evaluate_attempt(*, evaluation_id: int) -> dict[str, Any]:
