@@ -18,8 +18,10 @@ $(STAMP): $(REQS)
 install: $(STAMP)
 
 # the web demo: SQLite, in-memory channel layer, workers in the background, offline LLM
+# (options of manage.py demo in DEMO_ARGS, e.g. make demo DEMO_ARGS="--live-policy runs/bc36")
+DEMO_ARGS ?=
 demo: $(STAMP)
-	$(PYTHON) manage.py demo
+	$(PYTHON) manage.py demo $(DEMO_ARGS)
 
 # the core alone: train a small policy and compare it with the baselines
 demo-cli: $(STAMP)

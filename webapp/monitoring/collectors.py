@@ -32,7 +32,7 @@ class DatabaseCollector:
 
         heartbeats = GaugeMetricFamily(
             "gridace_worker_heartbeat_age_seconds",
-            "Seconds since the worker owning a running training run or live session last checked in",
+            "Seconds since the worker owning a running training run, mine or live session last checked in",
             labels=["kind", "id"],
         )
         for kind, pk, age in selectors.heartbeat_ages():

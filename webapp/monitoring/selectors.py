@@ -14,7 +14,7 @@ from django_tasks.base import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from webapp.operations.models import LIVE_STATUSES, LiveSession, SessionStatus, SessionStep
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import Mine, MineStatus, RunStatus, TrainingRun
 
 RECOMMEND_BUCKETS_MS = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000)
 
@@ -41,17 +41,20 @@ def queue_depth() -> dict[str, dict[str, int]]:
 
 def heartbeat_ages(now: datetime | None = None) -> list[tuple[str, int, float | None]]:
     """(kind, id, seconds since the worker's last heartbeat; None before the first) for each
-    running training run and each live session a worker owns."""
+    running training run, running mine and live session a worker owns."""
     now = now or timezone.now()
     runs = TrainingRun.objects.filter(status=RunStatus.RUNNING).values_list("id", "heartbeat_at")
     sessions = LiveSession.objects.filter(status=SessionStatus.RUNNING).values_list("id", "heartbeat_at")
+    mines = Mine.objects.filter(status=MineStatus.RUNNING).values_list("id", "heartbeat_at")
 
     def age(stamp: datetime | None) -> float | None:
         return None if stamp is None else max((now - stamp).total_seconds(), 0.0)
 
-    return [("training_run", pk, age(stamp)) for pk, stamp in runs] + [
-        ("live_session", pk, age(stamp)) for pk, stamp in sessions
-    ]
+    return (
+        [("training_run", pk, age(stamp)) for pk, stamp in runs]
+        + [("live_session", pk, age(stamp)) for pk, stamp in sessions]
+        + [("mine", pk, age(stamp)) for pk, stamp in mines]
+    )
 
 
 def live_sessions_by_status() -> dict[str, int]:

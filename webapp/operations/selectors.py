@@ -38,6 +38,15 @@ def scenario_names(env_name: str) -> tuple[str, ...]:
     return tuple(s.name for s in live_scenarios(make_env(env_name)))
 
 
+def first_test_scenario(env_name: str) -> int:
+    """The index of the env's first test-split scenario (``scenarios(env, 'test')[0]``) among
+    those a session can play: a day that no policy trained on; 0 when the env has no test day."""
+    from ace_core.grid.scenarios import split_of
+
+    names = scenario_names(env_name)
+    return next((i for i in range(len(names)) if split_of(i, len(names)) == "test"), 0)
+
+
 def applied_actions(*, session_id: int, after: int = 0, upto: int | None = None) -> list[dict[str, Any]]:
     """The actions played to reach steps ``after + 1 .. upto`` (all recorded steps by default)."""
     rows = SessionStep.objects.filter(session_id=session_id, step__gt=after)

@@ -219,8 +219,11 @@ class Mine(models.Model):
     """A mine of expert decisions started from the web app (:mod:`ace_core.mining`).
 
     The mine itself lives on disk (``out_dir``: action_set.json, dataset.npz, summary.json); this
-    row records who started it, its settings, and how it is going or why it failed. Mines made
-    with the command line have no row: the mines page finds them on disk.
+    row records who started it, its settings, and how it is going or why it failed. While it runs,
+    the worker stamps ``heartbeat_at`` like a run's; a mine silent for
+    ``GRIDACE_STALE_AFTER_SECONDS`` is failed by the watchdog, and started again it resumes from
+    the episodes on disk. Mines made with the command line have no row: the mines page finds them
+    on disk.
     """
 
     name = models.CharField(max_length=200, db_index=True, help_text="the mine directory's name")
@@ -242,6 +245,11 @@ class Mine(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="stamped by the mining worker while it runs; the watchdog fails a silent one",
+    )
     task_id = models.CharField(max_length=64, blank=True)
 
     class Meta:

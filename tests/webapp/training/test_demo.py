@@ -44,7 +44,7 @@ def test_the_demo_deploys_a_policy_and_starts_one_live_session_once(demo_users):
     assert (session.label, session.env, session.scenario_index, session.speed_seconds, session.k) == (
         "demo",
         "rte_case14_realistic",
-        demo.LIVE_SCENARIO,
+        4,  # the first test day: no policy trained on it
         2.0,
         3,
     )
@@ -111,4 +111,4 @@ def test_the_demo_keeps_the_policy_an_engineer_deployed(demo_users, make_run, tm
     )
     session = demo.live_demo_setup(policy_steps=300, log=lambda _: None)
     assert Deployment.objects.get() == deployed and TrainingRun.objects.count() == 1
-    assert session.env == "l2rpn_case14_sandbox" and session.scenario_index == 0
+    assert session.env == "l2rpn_case14_sandbox" and session.scenario_index == 4  # its first test day

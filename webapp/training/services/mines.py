@@ -1,7 +1,9 @@
 """Mines of expert decisions started from the web app: the launch (an engineer's decision,
-audited), then what the mining worker records: started, how many episodes it plays, finished or
-failed. The mine itself is :func:`ace_core.mining.mine` writing its directory; the rows say who
-asked for it and how it is going."""
+audited), then what the mining worker records: started, its heartbeat, how many episodes it plays,
+finished or failed. The mine itself is :func:`ace_core.mining.mine` writing its directory; the rows
+say who asked for it and how it is going. A failed mine is started again with the same settings
+(:func:`mine_launch` refuses only a queued, running or finished one): the new row's mine resumes
+from the episodes already on disk."""
 
 from __future__ import annotations
 
@@ -124,9 +126,17 @@ def mine_start(*, mine_id: int) -> Mine | None:
     if mine is None or mine.status != MineStatus.QUEUED:
         return None
     mine.status = MineStatus.RUNNING
-    mine.started_at = timezone.now()
-    mine.save(update_fields=["status", "started_at"])
+    mine.started_at = mine.heartbeat_at = timezone.now()
+    mine.save(update_fields=["status", "started_at", "heartbeat_at"])
     return mine
+
+
+def mine_heartbeat(*, mine_id: int) -> bool:
+    """Stamp a running mine's heartbeat; False when it is no longer running (the watchdog failed
+    it while this worker was frozen, say)."""
+    return bool(
+        Mine.objects.filter(pk=mine_id, status=MineStatus.RUNNING).update(heartbeat_at=timezone.now())
+    )
 
 
 def mine_total(*, mine_id: int, episodes_total: int) -> None:

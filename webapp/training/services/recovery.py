@@ -1,8 +1,10 @@
 """Stale-run recovery: a running run whose worker stopped sending heartbeats (SIGKILL, lost
-machine) is resumed from its last checkpoint or marked failed with the reason. Never left
-running forever.
+machine) is resumed from its last checkpoint or marked failed with the reason; a running mine
+whose worker went silent is marked failed, to be started again (it resumes from the episodes on
+disk). Never left running forever.
 
-``manage.py watchdog`` calls :func:`runs_recover_stale` every few seconds.
+``manage.py watchdog`` calls :func:`runs_recover_stale` and :func:`mines_recover_stale` every few
+seconds.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.services import audit_record
 from webapp.training.errors import WorkerLost
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import Mine, MineStatus, RunStatus, TrainingRun
+from webapp.training.services.mines import ERROR_MAX_LENGTH as MINE_ERROR_MAX_LENGTH
 from webapp.training.services.runs import run_enqueue, run_status_announce
 
 logger = logging.getLogger(__name__)
@@ -32,6 +35,16 @@ class Recovery:
     outcome: str
     """``resumed``, ``failed`` or ``cancelled``"""
     reason: str
+
+
+@dataclass(frozen=True)
+class MineRecovery:
+    mine_id: int
+    name: str
+    reason: str
+
+
+MINE_LOST = "the worker stopped; start it again to resume where it stopped"
 
 
 def _mark_task_lost(task_id: str, reason: str, now: datetime) -> None:
@@ -112,3 +125,43 @@ def _recover(run: TrainingRun, *, now: datetime, stale_after: timedelta, max_aut
     run_status_announce(run)
     logger.warning("run %s %s: %s", run.pk, outcome, reason)
     return Recovery(run_id=run.pk, outcome=outcome, reason=reason)
+
+
+@transaction.atomic
+def mines_recover_stale(
+    *, now: datetime | None = None, stale_after: timedelta | None = None
+) -> list[MineRecovery]:
+    """Fail every running mine whose heartbeat is older than ``stale_after``, with the reason and
+    how to go on (its episodes on disk are kept: started again, it plays only the others);
+    audited as ``mine.recover.failed``."""
+    now = now or timezone.now()
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    cutoff = now - stale_after
+    stale = (
+        Mine.objects.select_for_update(skip_locked=True)
+        .filter(status=MineStatus.RUNNING)
+        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
+        .order_by("id")
+    )
+    recoveries = []
+    for mine in stale:
+        last_seen = mine.heartbeat_at or mine.started_at
+        reason = (
+            f"{MINE_LOST} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
+            f"{stale_after.total_seconds():g} s allowed)"
+        )
+        _mark_task_lost(mine.task_id, reason, now)
+        mine.status, mine.error, mine.finished_at = MineStatus.FAILED, reason[:MINE_ERROR_MAX_LENGTH], now
+        mine.save(update_fields=["status", "error", "finished_at"])
+        audit_record(
+            actor=None,
+            action="mine.recover.failed",
+            target=mine,
+            before={"status": MineStatus.RUNNING, "heartbeat_at": last_seen.isoformat()},
+            after={"status": mine.status},
+            comment=reason,
+        )
+        logger.warning("mine %s failed: %s", mine.pk, reason)
+        recoveries.append(MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason))
+    return recoveries

@@ -10,18 +10,28 @@ say) it names the process holding it and stops before starting anything. Running
 it again reuses what the previous run set up (users, policy, live session, a demo run still
 queued or running) instead of making copies.
 
+``--live-policy PATH`` (default ``GRIDACE_DEMO_LIVE_POLICY``) deploys a policy trained beforehand
+instead (a checkpoint file, or a run directory: its ``best.pt``, else its ``checkpoint.pt``), e.g. a
+behaviour-cloned 36-bus one from ``python -m ace_core pretrain``: checked before anything starts,
+recorded as a succeeded run, deployed (replacing another deployed policy) and played by the live
+session on its own env.
+
 ``--check`` stops once the page answers, the worker has started the run and the live feed has
 stepped the live session: a smoke test of the set-up (with a freshly initialised live policy
-unless ``--live-policy-steps`` says otherwise).
+unless ``--live-policy-steps`` or ``--live-policy`` says otherwise).
 """
 
 from __future__ import annotations
 
+import filecmp
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +45,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ace_core.config import TrainConfig
-from ace_core.errors import ConfigError
+from ace_core.errors import AceError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
 from webapp import children as child_processes
 from webapp.audit.services import audit_record
 from webapp.operations.models import LIVE_STATUSES, LiveSession, SessionStatus
-from webapp.operations.services import session_start
+from webapp.operations.selectors import first_test_scenario
+from webapp.operations.services import session_control, session_start
 from webapp.training.errors import RunStateError
 from webapp.training.management.commands.launch_run import parse_assignments
 from webapp.training.models import ACTIVE_STATUSES, Deployment, RunStatus, TrainingRun
@@ -72,11 +83,23 @@ LIVE_POLICY_RUN = {
 """the live console's policy when nothing is deployed: plain SAC, ~20-40 s of training here"""
 LIVE_POLICY_LABEL = "demo live policy"
 LIVE_SESSION_LABEL = "demo"
-LIVE_SCENARIO = 4
-"""a day of rte_case14_realistic that doing nothing survives with lines above 90% for hours and a
-few overloads: alarms and recommendations to look at (a test episode: the policy never trained on
-it). Another deployed env starts at its first scenario."""
+"""The live session plays the env's first test scenario (:func:`first_test_scenario`): a day the
+policy never trained on. On rte_case14_realistic that is scenario 4, a day that doing nothing
+survives with lines above 90% for hours and a few overloads: alarms and recommendations to look at."""
 LIVE_SPEED_SECONDS = 2.0
+CHECKPOINT_FILES = ("best.pt", "checkpoint.pt")
+"""what a run directory given to ``--live-policy`` holds, in order of preference: the policy of the
+best validation, else the last one (what ``ace_core.checkpoint`` loads from a run directory)"""
+
+
+@dataclass(frozen=True)
+class LivePolicy:
+    """A policy trained beforehand (``--live-policy``), checked: its file, settings and env."""
+
+    source: str
+    """the path as given"""
+    path: Path
+    config: TrainConfig
 
 
 def live_policy_ensure(*, engineer: AbstractBaseUser, steps: int, log=print) -> Deployment:
@@ -108,15 +131,12 @@ def live_policy_ensure(*, engineer: AbstractBaseUser, steps: int, log=print) -> 
 
 
 def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> TrainingRun:
-    """Train (or initialise) the policy, then record it as a succeeded run with its metrics,
-    episodes and checkpoint, in one transaction: an interrupted demo leaves no half-made run."""
+    """Train (or initialise) the policy, then record it as a succeeded run."""
     from ace_core.live import untrained_policy
     from ace_core.train import train
 
     config = TrainConfig.from_dict({**LIVE_POLICY_RUN, "steps": max(steps, 1)}).validate()
-    runs_dir = Path(settings.GRIDACE_RUNS_DIR)
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    out_dir = Path(tempfile.mkdtemp(prefix="demo-live-policy-", dir=runs_dir))
+    out_dir = _policy_dir()
     started = timezone.now()
     if steps > 0:
         log(f"training the live console's policy: {steps} steps of SAC on {config.env} (once)…")
@@ -127,6 +147,39 @@ def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> Traini
         log(f"live console's policy: freshly initialised weights for {config.env} (no training)")
         path = untrained_policy(config.env, out_dir / "checkpoint.pt", hidden=config.sac.hidden)
         events = [CheckpointEvent(step=0, path=str(path))]
+    return _policy_record(
+        engineer=engineer,
+        label=LIVE_POLICY_LABEL if steps > 0 else f"{LIVE_POLICY_LABEL} (untrained)",
+        config=config,
+        total_steps=config.steps if steps > 0 else 0,
+        out_dir=out_dir,
+        started=started,
+        events=events,
+        origin={"steps": steps},
+    )
+
+
+def _policy_dir() -> Path:
+    """A new folder of its own under the runs folder, for a policy the demo records."""
+    runs_dir = Path(settings.GRIDACE_RUNS_DIR)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="demo-live-policy-", dir=runs_dir))
+
+
+def _policy_record(
+    *,
+    engineer: AbstractBaseUser,
+    label: str,
+    config: TrainConfig,
+    total_steps: int,
+    out_dir: Path,
+    started: Any,
+    events: list,
+    origin: dict[str, Any],
+) -> TrainingRun:
+    """Record a policy made outside a worker as a succeeded run with its metrics, episodes and
+    checkpoint (the last checkpoint event is the one deployed), audited as launched by
+    ``manage.py demo``, in one transaction: an interrupted demo leaves no half-made run."""
     recorders = {
         MetricsEvent: event_services.metrics_record,
         EpisodeEvent: event_services.episode_record,
@@ -134,10 +187,10 @@ def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> Traini
     }
     with transaction.atomic():
         run = TrainingRun.objects.create(
-            label=LIVE_POLICY_LABEL if steps > 0 else f"{LIVE_POLICY_LABEL} (untrained)",
+            label=label[:100],
             config=config.to_dict(),
             env=config.env,
-            total_steps=config.steps if steps > 0 else 0,
+            total_steps=total_steps,
             status=RunStatus.SUCCEEDED,
             launched_by=engineer,
             out_dir=str(out_dir),
@@ -152,25 +205,96 @@ def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> Traini
             actor=engineer,
             action="run.launch",
             target=run,
-            after={"config": run.config, "label": run.label, "trained_by": "manage.py demo", "steps": steps},
+            after={"config": run.config, "label": run.label, "trained_by": "manage.py demo", **origin},
         )
     run.refresh_from_db()  # the recorders advanced progress_step in the database
     return run
 
 
+def live_policy_check(source: str) -> LivePolicy:
+    """The policy at ``source`` (a checkpoint file or a run directory), loaded the way a live
+    session loads it, on its own env (a few seconds for a 36-bus grid); a CommandError of one line
+    that says what is wrong otherwise."""
+    from ace_core.agents import load_sac
+    from ace_core.checkpoint import load_checkpoint
+    from ace_core.grid.envs import make_env
+
+    given = Path(source).expanduser()
+    if given.is_dir():
+        found = [given / name for name in CHECKPOINT_FILES if (given / name).is_file()]
+        if not found:
+            raise CommandError(
+                f"--live-policy {source}: the directory holds no {' or '.join(CHECKPOINT_FILES)}; "
+                "give a run directory or a checkpoint file"
+            )
+        path = found[0]
+    elif given.is_file():
+        path = given
+    else:
+        raise CommandError(
+            f"--live-policy {source}: no such file or directory; give a run directory or a checkpoint file"
+        )
+    try:
+        config = TrainConfig.from_dict(load_checkpoint(path)["config"])
+        env = make_env(config.env, cache_chronics=False)  # the action space is all it needs
+        try:
+            load_sac(path, env)
+        finally:
+            env.close()
+    except (AceError, KeyError, TypeError, ValueError, RuntimeError) as error:
+        reason = f"it has no {error} entry" if isinstance(error, KeyError) else " ".join(str(error).split())
+        raise CommandError(f"--live-policy {source}: the policy does not load: {reason}") from error
+    return LivePolicy(source=source, path=path.resolve(), config=config)
+
+
+def live_policy_deploy(*, engineer: AbstractBaseUser, policy: LivePolicy, log=print) -> Deployment:
+    """Deploy ``policy``: recorded as a succeeded run (its file copied into a folder of its own)
+    and deployed, replacing whatever was deployed; the deployment already in place when it is that
+    same policy (a demo started again with the same ``--live-policy``)."""
+    current = deployment_current()
+    if (
+        current is not None
+        and Path(current.path).is_file()
+        and filecmp.cmp(current.path, policy.path, shallow=False)
+    ):
+        return current
+    log(f"live console's policy: {policy.source} ({policy.config.env})")
+    out_dir = _policy_dir()
+    copy = out_dir / "checkpoint.pt"
+    shutil.copy2(policy.path, copy)
+    run = _policy_record(
+        engineer=engineer,
+        label=f"{LIVE_POLICY_LABEL} ({policy.source})",
+        config=policy.config,
+        total_steps=0,
+        out_dir=out_dir,
+        started=timezone.now(),
+        events=[CheckpointEvent(step=0, path=str(copy))],
+        origin={"source": str(policy.path)},
+    )
+    return checkpoint_deploy(
+        checkpoint=run.checkpoints.get(),
+        user=engineer,
+        comment=f"demo: the live console's policy, from {policy.path}"[:500],
+    )
+
+
 def live_session_ensure(*, engineer: AbstractBaseUser) -> LiveSession:
-    """The demo's live session: the one still running or paused (a restarted live feed resumes it
-    where it stopped), else a new one of the deployed policy's env."""
+    """The demo's live session: the one still running or paused with the deployed policy (a
+    restarted live feed resumes it where it stopped), else a new one of the deployed policy's env
+    at its first test scenario (one of another policy is stopped first)."""
+    deployment = deployment_current()
     session = (
         LiveSession.objects.filter(label=LIVE_SESSION_LABEL, status__in=LIVE_STATUSES).order_by("-id").first()
     )
     if session is not None:
-        return session
-    deployment = deployment_current()
-    scenario = LIVE_SCENARIO if deployment and deployment.checkpoint.run.env == LIVE_POLICY_RUN["env"] else 0
+        if deployment is None or session.deployment_id == deployment.pk:
+            return session
+        session_control(session_id=session.pk, user=engineer, command="stop")
+    env = deployment.checkpoint.run.env if deployment is not None else ""
     return session_start(
         user=engineer,
-        scenario_index=scenario,
+        scenario_index=first_test_scenario(env) if env else 0,
         seed=0,
         k=3,
         speed_seconds=LIVE_SPEED_SECONDS,
@@ -178,11 +302,15 @@ def live_session_ensure(*, engineer: AbstractBaseUser) -> LiveSession:
     )
 
 
-def live_demo_setup(*, policy_steps: int, log=print) -> LiveSession:
-    """What an operator finds on logging in: a deployed policy and a live session moving one step
-    every ``LIVE_SPEED_SECONDS`` (the live feed started by the demo steps it). Idempotent."""
+def live_demo_setup(*, policy_steps: int, policy: LivePolicy | None = None, log=print) -> LiveSession:
+    """What an operator finds on logging in: a deployed policy (``policy`` when given, see
+    :func:`live_policy_deploy`) and a live session moving one step every ``LIVE_SPEED_SECONDS``
+    (the live feed started by the demo steps it). Idempotent."""
     engineer = get_user_model().objects.get(username="engineer")
-    live_policy_ensure(engineer=engineer, steps=policy_steps, log=log)
+    if policy is not None:
+        live_policy_deploy(engineer=engineer, policy=policy, log=log)
+    else:
+        live_policy_ensure(engineer=engineer, steps=policy_steps, log=log)
     return live_session_ensure(engineer=engineer)
 
 
@@ -214,6 +342,14 @@ class Command(BaseCommand):
             help="training steps of the live console's policy when none is deployed "
             f"(default {LIVE_POLICY_RUN['steps']}, 0 with --check; 0 = freshly initialised weights)",
         )
+        parser.add_argument(
+            "--live-policy",
+            default=os.environ.get("GRIDACE_DEMO_LIVE_POLICY", ""),
+            metavar="PATH",
+            help="deploy this policy trained beforehand for the live console (a checkpoint file or a "
+            "run directory, e.g. runs/bc36 from `python -m ace_core pretrain`), replacing the deployed "
+            "one; the live session plays its env (default: GRIDACE_DEMO_LIVE_POLICY)",
+        )
 
     def handle(
         self,
@@ -224,12 +360,17 @@ class Command(BaseCommand):
         check: bool,
         no_live: bool,
         live_policy_steps: int | None,
+        live_policy: str,
         **options: Any,
     ) -> None:
         self._check_port(port)
+        policy = None
+        if live_policy and not no_live:
+            self.stdout.write(f"checking the live console's policy {live_policy}…")
+            policy = live_policy_check(live_policy)
         with child_processes.stopping_on_signals():
             try:
-                self._run(port, no_run, assignments, check, no_live, live_policy_steps)
+                self._run(port, no_run, assignments, check, no_live, live_policy_steps, policy)
             except child_processes.Stopped as stopped:
                 self.stdout.write(f"\n{stopped}; the demo's processes are stopped")
 
@@ -253,6 +394,7 @@ class Command(BaseCommand):
         check: bool,
         no_live: bool,
         live_policy_steps: int | None,
+        policy: LivePolicy | None,
     ) -> None:
         root = Path(settings.BASE_DIR)
         call_command("migrate", "--noinput", verbosity=0)
@@ -261,7 +403,11 @@ class Command(BaseCommand):
             live_policy_steps = 0 if check else LIVE_POLICY_RUN["steps"]
         if live_policy_steps < 0:
             raise CommandError(f"--live-policy-steps={live_policy_steps}; accepted: 0 or more")
-        live = None if no_live else live_demo_setup(policy_steps=live_policy_steps, log=self.stdout.write)
+        live = (
+            None
+            if no_live
+            else live_demo_setup(policy_steps=live_policy_steps, policy=policy, log=self.stdout.write)
+        )
         children = [
             self._start(
                 root,

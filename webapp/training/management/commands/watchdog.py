@@ -1,4 +1,5 @@
-"""``manage.py watchdog``: finds runs whose worker died and resumes or fails them.
+"""``manage.py watchdog``: finds runs whose worker died and resumes or fails them, and fails the
+mines whose worker died (started again, they resume from the episodes on disk).
 
 Runs forever (every ``--interval`` seconds) or once with ``--once``. One watchdog per
 deployment is enough; several are safe (rows are locked with SKIP LOCKED on Postgres).
@@ -14,11 +15,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import close_old_connections
 
-from webapp.training.services.recovery import runs_recover_stale
+from webapp.training.services.recovery import mines_recover_stale, runs_recover_stale
 
 
 class Command(BaseCommand):
-    help = "Resume or fail training runs whose worker stopped sending heartbeats."
+    help = "Resume or fail training runs, and fail mines, whose worker stopped sending heartbeats."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -39,12 +40,14 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         self.stdout.write(
-            f"watchdog: runs silent for {settings.GRIDACE_STALE_AFTER_SECONDS:g} s are recovered; "
+            f"watchdog: runs and mines silent for {settings.GRIDACE_STALE_AFTER_SECONDS:g} s are recovered; "
             f"checking every {interval:g} s"
         )
         while running:
             for recovery in runs_recover_stale():
                 self.stdout.write(f"run {recovery.run_id} {recovery.outcome}: {recovery.reason}")
+            for lost in mines_recover_stale():
+                self.stdout.write(f"mine {lost.mine_id} ({lost.name}) failed: {lost.reason}")
             if once:
                 break
             deadline = time.monotonic() + interval
