@@ -87,9 +87,6 @@ LIVE_SESSION_LABEL = "demo"
 policy never trained on. On rte_case14_realistic that is scenario 4, a day that doing nothing
 survives with lines above 90% for hours and a few overloads: alarms and recommendations to look at."""
 LIVE_SPEED_SECONDS = 2.0
-CHECKPOINT_FILES = ("best.pt", "checkpoint.pt")
-"""what a run directory given to ``--live-policy`` holds, in order of preference: the policy of the
-best validation, else the last one (what ``ace_core.checkpoint`` loads from a run directory)"""
 
 
 @dataclass(frozen=True)
@@ -216,23 +213,19 @@ def live_policy_check(source: str) -> LivePolicy:
     session loads it, on its own env (a few seconds for a 36-bus grid); a CommandError of one line
     that says what is wrong otherwise."""
     from ace_core.agents import load_sac
-    from ace_core.checkpoint import load_checkpoint
+    from ace_core.checkpoint import BEST_NAME, CHECKPOINT_NAME, load_checkpoint, policy_file
     from ace_core.grid.envs import make_env
 
     given = Path(source).expanduser()
-    if given.is_dir():
-        found = [given / name for name in CHECKPOINT_FILES if (given / name).is_file()]
-        if not found:
-            raise CommandError(
-                f"--live-policy {source}: the directory holds no {' or '.join(CHECKPOINT_FILES)}; "
-                "give a run directory or a checkpoint file"
-            )
-        path = found[0]
-    elif given.is_file():
-        path = given
-    else:
+    if not given.exists():
         raise CommandError(
             f"--live-policy {source}: no such file or directory; give a run directory or a checkpoint file"
+        )
+    path = policy_file(given)  # a run directory's best.pt, else its checkpoint.pt
+    if not path.is_file():
+        raise CommandError(
+            f"--live-policy {source}: the directory holds no {BEST_NAME} or {CHECKPOINT_NAME}; "
+            "give a run directory or a checkpoint file"
         )
     try:
         config = TrainConfig.from_dict(load_checkpoint(path)["config"])
