@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,dagger,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -229,6 +229,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         episodes=args.episodes,
         seeds=args.seeds,
         episode_length=args.episode_length,
+        player=args.player or "",
     )
     summary = mine(spec, Path(args.out) if args.out else None, args.workers, args.ray_address)
     print(json.dumps(summary, indent=2))
@@ -239,7 +240,25 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
     from ace_core.imitation import CloneConfig, pretrain
 
     config = CloneConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
-    print(json.dumps(pretrain(args.env, args.dataset, Path(args.out), config, args.hidden), indent=2))
+    datasets = args.dataset[0] if len(args.dataset) == 1 else args.dataset
+    print(json.dumps(pretrain(args.env, datasets, Path(args.out), config, args.hidden), indent=2))
+    return 0
+
+
+def cmd_dagger(args: argparse.Namespace) -> int:
+    from ace_core.dagger import DaggerSpec, run_dagger
+    from ace_core.imitation import CloneConfig
+
+    spec = DaggerSpec(
+        env=args.env,
+        dataset=args.dataset,
+        rounds=args.rounds,
+        seeds=args.seeds,
+        expert=args.expert,
+        clone=CloneConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed),
+        hidden=args.hidden,
+    )
+    print(json.dumps(run_dagger(spec, Path(args.out), args.workers, args.ray_address), indent=2))
     return 0
 
 
@@ -354,6 +373,11 @@ def _add_mine_parser(sub) -> None:
     )
     mine.add_argument("--seeds", type=int, default=1, help="play each scenario with grid seeds 0..N-1")
     mine.add_argument("--episode-length", type=int, default=288, help="steps per scenario")
+    mine.add_argument(
+        "--player",
+        default=None,
+        help="DAgger: this policy (run directory or checkpoint) plays, the expert labels its states",
+    )
     mine.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ray worker processes")
     mine.add_argument("--ray-address", default=None, help="HOST:PORT or auto to join a Ray cluster")
     mine.add_argument("--out", default=None, help="mine directory (default: cached by env, split, settings)")
@@ -367,7 +391,12 @@ def _add_pretrain_parser(sub) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     pretrain.add_argument("--env", required=True)
-    pretrain.add_argument("--dataset", required=True, help="a mine directory or its dataset.npz")
+    pretrain.add_argument(
+        "--dataset",
+        required=True,
+        action="append",
+        help="a mine directory or its dataset.npz; repeat to clone on several mines (DAgger's aggregate)",
+    )
     pretrain.add_argument("--out", required=True, help="run directory for checkpoint.pt and pretrain.json")
     pretrain.add_argument("--epochs", type=int, default=30)
     pretrain.add_argument("--batch-size", type=int, default=64)
@@ -375,6 +404,34 @@ def _add_pretrain_parser(sub) -> None:
     pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
     pretrain.add_argument("--seed", type=int, default=0)
     pretrain.set_defaults(func=cmd_pretrain)
+
+
+def _add_dagger_parser(sub) -> None:
+    dagger = sub.add_parser(
+        "dagger",
+        help="DAgger: clone a mine, let the policy play the mine's days labelled by the expert, clone again",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    dagger.add_argument("--env", required=True)
+    dagger.add_argument("--dataset", required=True, help="the expert's mine (directory or dataset.npz)")
+    dagger.add_argument("--rounds", type=int, default=3, help="policy-played mines after the first clone")
+    dagger.add_argument("--seeds", type=int, default=1, help="grid seeds 0..N-1 per day in each round's mine")
+    dagger.add_argument(
+        "--expert",
+        default=None,
+        help="the labelling expert (default: the first mine's, as its mine.json says)",
+    )
+    dagger.add_argument(
+        "--out", required=True, help="directory: round-K/, mine-K/, dagger.json, checkpoint.pt"
+    )
+    dagger.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ray worker processes")
+    dagger.add_argument("--ray-address", default=None, help="HOST:PORT or auto to join a Ray cluster")
+    dagger.add_argument("--epochs", type=int, default=30)
+    dagger.add_argument("--batch-size", type=int, default=64)
+    dagger.add_argument("--lr", type=float, default=1e-3)
+    dagger.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
+    dagger.add_argument("--seed", type=int, default=0, help="cloning seed")
+    dagger.set_defaults(func=cmd_dagger)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -436,6 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mine_parser(sub)
 
     _add_pretrain_parser(sub)
+
+    _add_dagger_parser(sub)
 
     recipes = sub.add_parser("recipes", help="list the named training recipes (for train --recipe)")
     recipes.set_defaults(func=cmd_recipes)

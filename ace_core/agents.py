@@ -222,11 +222,18 @@ def load_sac(
     path: Path, env, space: ActionSpace | None = None
 ) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
     """The trained policy of a run, refusing a checkpoint made on another action space."""
-    state = load_checkpoint(path)
+    return sac_from_state(load_checkpoint(path), env, space, str(path))
+
+
+def sac_from_state(
+    state: dict, env, space: ActionSpace | None = None, where: str = "in memory"
+) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
+    """The policy of a loaded checkpoint (:func:`load_sac` without the file: a mine's Ray workers
+    get the state from the driver, not a path they may not see)."""
     space = space or build_action_space(env)
     if state.get("subset") is not None and space.subset is None:
         space = space.restrict(space.first_topology + np.asarray(state["subset"]))
-    check_same_space(state, space.fingerprint(), str(path))
+    check_same_space(state, space.fingerprint(), where)
     config = TrainConfig.from_dict(state["config"])
     features = FeatureBuilder.for_policy(env, state)
     sac = SAC(features.size, space, config.sac)

@@ -10,7 +10,10 @@ do-nothing), is the expert's.
 ``python -m ace_core pretrain --env ENV --dataset MINE_DIR --out RUN_DIR`` holds out the last
 quarter of the mined days, clones on the rest, and writes ``RUN_DIR/checkpoint.pt`` (a
 policy ``sac:RUN_DIR`` evaluates and that training can start from) and ``pretrain.json`` with the
-agreement before and after on the held-out decisions.
+agreement before and after on the held-out decisions. ``--dataset`` repeated clones on several
+mines at once (DAgger's aggregate, :mod:`ace_core.dagger`): their decisions are concatenated,
+the same days held out in all of them (days match by scenario name), and they must share the
+action space and the feature scale.
 """
 
 from __future__ import annotations
@@ -104,13 +107,14 @@ def agreement(sac: SAC, dataset: Dataset, rows: np.ndarray) -> float:
 def pretrain(
     env_name: str, dataset_path, out: Path, config: CloneConfig = CloneConfig(), hidden: int = 256
 ) -> dict:
-    """Clone the expert of a mine into a fresh policy and save it as a run checkpoint."""
+    """Clone the expert of a mine (``dataset_path``: one path, or a list of them to aggregate)
+    into a fresh policy and save it as a run checkpoint."""
     from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint
     from ace_core.config import TrainConfig
     from ace_core.errors import ConfigError
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.envs import make_env
-    from ace_core.imitation_data import load_dataset
+    from ace_core.imitation_data import concat_datasets, load_dataset
 
     train_config = TrainConfig(env=env_name, hidden=hidden).validate()
     if config.epochs < 1 or config.batch_size < 1:
@@ -122,7 +126,8 @@ def pretrain(
         raise ConfigError(f"{out} already holds a checkpoint; choose another --out")
     env = make_env(env_name)
     space = build_action_space(env)
-    dataset = load_dataset(dataset_path, space)
+    paths = [dataset_path] if isinstance(dataset_path, (str, Path)) else list(dataset_path)
+    dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
     try:
         train_rows, held_rows = split_by_day(dataset)
     except ValueError as exc:
@@ -133,7 +138,8 @@ def pretrain(
     losses = behaviour_clone(sac, dataset, train_rows, config)
     report = {
         "env": env_name,
-        "dataset": str(dataset_path),
+        "dataset": str(paths[0]) if len(paths) == 1 else [str(path) for path in paths],
+        "decisions": len(dataset),
         "train_decisions": len(train_rows),
         "held_out_decisions": len(held_rows),
         "agreement_before": before,
@@ -143,6 +149,16 @@ def pretrain(
         "loss_last_epoch": losses[-1],
         "clone": dataclasses.asdict(config),
     }
+    if len(paths) > 1:
+        # per dataset: the last one is the newest policy's own states, DAgger's figure of merit
+        source = dataset.arrays["source"]
+        report["held_out_agreement_by_dataset"] = [
+            agreement(sac, dataset, held_rows[source[held_rows] == i])
+            if np.any(source[held_rows] == i)
+            else None
+            for i in range(len(paths))
+        ]
+        report["decisions_by_dataset"] = np.bincount(source, minlength=len(paths)).tolist()
     state = {
         "config": train_config.to_dict(),
         "fingerprint": space.fingerprint(),

@@ -18,6 +18,15 @@ played              (T,) int64           the action played at every step (replay
 ==================  ===================  ================================================
 
 plus the scenario, seed, steps played, whether it ended in a game over, the action space's fingerprint and the feature scale.
+
+With a ``player`` (a policy, obs -> action index, e.g. :meth:`ace_core.agents.SacAgent.choose`)
+the episode is DAgger's (Ross et al. 2011): the expert still searches at every step and its label
+is recorded exactly as above, but the action played is the player's, so the decisions are the
+states the *policy* reaches, labelled with what the expert would do there. ``played`` holds the
+player's actions (the episode still replays); ``action`` and the candidates stay the expert's.
+
+A joined dataset adds, per decision, its ``episode`` and ``day`` (index into ``day_name``, the
+scenario names), so that datasets of several mines line up by day (:func:`concat_datasets`).
 Files are written atomically (temp file, then rename), so a file that exists is complete.
 :func:`load_dataset` reads a dataset back and refuses a missing, corrupt or foreign one;
 :func:`check_dataset` refuses the same without reading the arrays.
@@ -29,6 +38,7 @@ import os
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -62,9 +72,16 @@ def save_npz_atomic(path: Path, **arrays) -> Path:
 
 
 def play_episode(
-    env, space: ActionSpace, expert: Expert, features: FeatureBuilder, scenario: Scenario, seed: int
+    env,
+    space: ActionSpace,
+    expert: Expert,
+    features: FeatureBuilder,
+    scenario: Scenario,
+    seed: int,
+    player: Callable[[object], int] | None = None,
 ) -> dict:
-    """Play ``scenario`` with ``expert`` and return the arrays of the module docstring."""
+    """Play ``scenario`` with ``expert`` (or, labelled by the expert, with ``player``) and return
+    the arrays of the module docstring."""
     started = time.perf_counter()
     expert.played.clear()  # what the search learns stays within an episode: files do not depend on order
     obs, done = reset_to(env, scenario, seed), False
@@ -79,8 +96,9 @@ def play_episode(
             rows["step"].append(len(played))
             rows["index"].append(np.asarray(search.candidates, dtype=np.int64))
             rows["rho"].append(np.asarray(search.max_rho, dtype=np.float32))
-        played.append(search.action)
-        obs, _, done, info = env.step(space.to_grid2op(search.action, env.action_space))
+        action = search.action if player is None else int(player(obs))
+        played.append(action)
+        obs, _, done, info = env.step(space.to_grid2op(action, env.action_space))
     n_bytes = (space.n + 7) // 8
     return {
         "features": np.asarray(rows["features"], dtype=np.float32).reshape(-1, features.size),
@@ -149,6 +167,7 @@ def join_episodes(episodes: list[dict]) -> dict:
         "episode": np.concatenate([np.full(len(r["action"]), i) for i, r in enumerate(episodes)]),
         # the scenario (day) of each decision: one day played with several seeds is one day
         "day": np.concatenate([np.full(len(r["action"]), days.index(str(r["scenario"]))) for r in episodes]),
+        "day_name": np.asarray(days, dtype=str),
         "fingerprint": first["fingerprint"],
         "load_scale": first["load_scale"],
     }
@@ -212,3 +231,53 @@ def load_dataset(path, space: ActionSpace) -> Dataset:
     if len(arrays["action"]) == 0:
         raise DatasetError(f"dataset {path} holds no expert decision; mine more episodes")
     return Dataset(arrays, space.n)
+
+
+def concat_datasets(datasets: list[tuple[str, Dataset]]) -> Dataset:
+    """One dataset from several (DAgger's aggregation): decisions concatenated, days matched by
+    scenario name (a day of one mine is the same day in another, so holding it out holds it out
+    everywhere), ``source`` the index of each decision's dataset. Datasets must share the feature
+    scale: their features are the inputs of one policy."""
+    if len(datasets) == 1:
+        return datasets[0][1]
+    first_path, first = datasets[0]
+    for path, dataset in datasets:
+        if "day_name" not in dataset.arrays:
+            raise DatasetError(
+                f"dataset {path} does not name its days (mined before day names); delete its "
+                "dataset.npz and summary.json and run the same mine again to rejoin its episodes"
+            )
+        if dataset.load_scale.shape != first.load_scale.shape or not np.allclose(
+            dataset.load_scale, first.load_scale, rtol=1e-6
+        ):
+            raise DatasetError(
+                f"dataset {path} has another feature scale than {first_path}: its features are "
+                "not the same policy inputs; mine it with a player cloned from the first dataset "
+                "(`mine --player`), or clone on datasets with one scale"
+            )
+    names = list(dict.fromkeys(str(n) for _, d in datasets for n in d.arrays["day_name"]))
+    offsets, shift, n_episodes, episodes, days = [np.zeros(1, np.int64)], 0, 0, [], []
+    for _, dataset in datasets:
+        arrays = dataset.arrays
+        offsets.append(arrays["cand_offsets"][1:] + shift)
+        shift += int(arrays["cand_offsets"][-1])
+        episodes.append(arrays["episode"] + n_episodes)
+        n_episodes += int(np.max(arrays["episode"], initial=-1)) + 1
+        days.append(np.asarray([names.index(str(n)) for n in arrays["day_name"]], np.int64)[arrays["day"]])
+    arrays = {
+        k: np.concatenate([d.arrays[k] for _, d in datasets])
+        for k in ("features", "legal", "action", "step", "cand_index", "cand_max_rho")
+    }
+    return Dataset(
+        {
+            **arrays,
+            "cand_offsets": np.concatenate(offsets),
+            "episode": np.concatenate(episodes),
+            "day": np.concatenate(days),
+            "day_name": np.asarray(names, dtype=str),
+            "source": np.concatenate([np.full(len(d), i) for i, (_, d) in enumerate(datasets)]),
+            "fingerprint": first.arrays["fingerprint"],
+            "load_scale": first.load_scale,
+        },
+        first.n_actions,
+    )

@@ -1,6 +1,10 @@
 """Mining: the expert over the train scenarios, fanned out with Ray, resumable, cached.
 
-``python -m ace_core mine --env ENV [--expert greedy...] [--ray-address ADDR] [--workers N] [--out DIR]``
+``python -m ace_core mine --env ENV [--expert greedy...] [--player RUN] [--ray-address ADDR] [--workers N] [--out DIR]``
+
+With ``--player RUN`` (a policy's run directory or checkpoint) the mine is a DAgger round: the
+policy plays and the expert labels every state it reaches (:func:`~ace_core.imitation_data.play_episode`);
+its features use the policy's feature scale, so the data are the policy's own inputs.
 
 Each (scenario, seed) episode is played by a Ray actor (one env, action space and expert per
 worker process, built once); the driver writes its record to ``DIR/episodes/<scenario>-seed<k>.npz``
@@ -65,13 +69,23 @@ class MineSpec:
     seeds: int = 1
     """each scenario is played with grid seeds 0..seeds-1"""
     episode_length: int = DEFAULT_EPISODE_LENGTH
+    player: str = ""
+    """a policy (run directory or checkpoint) that plays while the expert labels (DAgger); "": the expert plays"""
 
     def key(self) -> dict:
         """What identifies a mine: the expert by its parsed settings (``greedy`` and
-        ``greedy:3000`` are one mine) and by the content of its action set, if any."""
+        ``greedy:3000`` are one mine) and by the content of its action set, if any; the player,
+        if any, by the content of its policy file (a mine without one keeps its old key)."""
         from ace_core.expert import parse_expert_spec
 
         key = {"format": MINE_FORMAT, **asdict(self)}
+        if self.player:
+            from ace_core.checkpoint import policy_file
+
+            path = policy_file(Path(self.player))
+            key["player"] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
+        else:
+            del key["player"]
         try:
             config = parse_expert_spec(self.expert.partition(":")[2]).key()
         except ConfigError:
@@ -101,8 +115,8 @@ class EpisodeWorker:
     would otherwise depend on which episodes its worker played before, and so on the worker count.
     """
 
-    def __init__(self, spec: MineSpec, load_scale: list[float]) -> None:
-        # no torch here: a worker imports only the grid and the expert
+    def __init__(self, spec: MineSpec, load_scale: list[float], player: dict | None = None) -> None:
+        # no torch here unless a player is set: a worker imports only the grid and the expert
         from ace_core.grid.action_space import build_action_space
         from ace_core.grid.envs import make_env
         from ace_core.grid.features import FeatureBuilder
@@ -111,6 +125,16 @@ class EpisodeWorker:
         env = make_env(spec.env)
         self.space = build_action_space(env)
         self.features = FeatureBuilder(env, load_scale=load_scale)
+        self.player = None
+        if player is not None:
+            import torch
+
+            from ace_core.agents import SacAgent, sac_from_state
+
+            torch.set_num_threads(1)  # one Ray CPU per worker
+            sac, space, features, config = sac_from_state(player, env, self.space, spec.player)
+            # the agent only chooses (never acts), so the first env's action space serves every episode
+            self.player = SacAgent(env, space, sac, features, config.rho_threshold).choose
 
     def where(self) -> str:
         """``host pid`` of this worker process."""
@@ -125,7 +149,7 @@ class EpisodeWorker:
         env = make_env(self.spec.env)
         expert = expert_from_spec(self.spec.expert, self.space, env.action_space)
         try:
-            return play_episode(env, self.space, expert, self.features, scenario, seed)
+            return play_episode(env, self.space, expert, self.features, scenario, seed, self.player)
         finally:
             env.close()
 
@@ -152,9 +176,9 @@ def check_ray_address(address: str) -> None:
         ) from None
 
 
-def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[float]]:
+def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[float], dict | None]:
     """Validate everything a mine needs before any file or Ray process exists: (episodes, action
-    space, feature scale)."""
+    space, feature scale, the player's policy state or None)."""
     from ace_core.expert import expert_from_spec
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.envs import make_env
@@ -176,7 +200,34 @@ def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[fl
     if not chosen:
         raise MineError(f"env {spec.env!r} has no {spec.split} scenarios")
     load_scale = FeatureBuilder(env).load_scale.tolist()
-    return [(s, seed) for seed in range(spec.seeds) for s in chosen], space, load_scale
+    player = load_player(spec.player, space) if spec.player else None
+    if player is not None:
+        # the data are the player's inputs: a DAgger mine aggregates with the player's own mine
+        load_scale = FeatureBuilder.for_policy(env, player).load_scale.tolist()
+    return [(s, seed) for seed in range(spec.seeds) for s in chosen], space, load_scale, player
+
+
+def load_player(path: str, space) -> dict:
+    """What a worker needs of the player's checkpoint (no replay buffer), refused when it was
+    made on another grid or on an action subset (its indices would not be the mine's)."""
+    from ace_core.checkpoint import check_same_space, load_checkpoint
+
+    state = load_checkpoint(Path(path))
+    if state.get("subset") is not None:
+        raise MineError(
+            f"player {path} acts on an action subset; a mine's actions index the whole space: "
+            "give a policy trained without --action-subset (e.g. from `pretrain`)"
+        )
+    check_same_space(state, space.fingerprint(), path)
+    return {k: state[k] for k in ("config", "fingerprint", "subset", "sac", "features") if k in state}
+
+
+def record(spec: MineSpec) -> dict:
+    """What mine.json and the summary say of a mine: its key, plus the player's file if any."""
+    from ace_core.checkpoint import policy_file
+
+    player = {"player_file": str(policy_file(Path(spec.player)).resolve())} if spec.player else {}
+    return {**spec.key(), **player}
 
 
 def claim_dir(out: Path, spec: MineSpec) -> bool:
@@ -187,12 +238,14 @@ def claim_dir(out: Path, spec: MineSpec) -> bool:
             saved = json.loads(settings.read_text())
         except ValueError:
             saved = None
+        if isinstance(saved, dict):
+            saved.pop("player_file", None)  # the player is keyed by content, wherever its file is
         if saved != spec.key():
             raise MineError(f"{out} holds a mine of other settings ({saved}); choose another --out")
         return (out / "summary.json").exists()
     if out.exists() and any(out.iterdir()):
         raise MineError(f"{out} exists and is not a mine directory; choose another --out")
-    write_json_atomic(spec.key(), settings)
+    write_json_atomic(record(spec), settings)
     return False
 
 
@@ -205,7 +258,7 @@ def mine(
         raise MineError(f"--workers {workers} must be at least 1")
     if ray_address:
         check_ray_address(ray_address)
-    episodes, space, load_scale = prepare(spec)
+    episodes, space, load_scale, player = prepare(spec)
     out = (Path(out) if out else spec.default_dir()).resolve()  # Ray workers have their own cwd
     created = not out.exists()
     if claim_dir(out, spec):
@@ -218,7 +271,7 @@ def mine(
             f"mining {spec.env}: {len(episodes)} episodes, {len(episodes) - len(todo)} already on disk, {workers} workers"
         )
         started = time.perf_counter()
-        played = run_with_ray(spec, out, todo, load_scale, workers, ray_address, log)
+        played = run_with_ray(spec, out, todo, load_scale, workers, ray_address, log, player)
         return finish(spec, out, space, episodes, played, time.perf_counter() - started)
     except BaseException:
         if created and not any((out / "episodes").glob("*.npz")):
@@ -240,7 +293,7 @@ def start_ray(workers: int, ray_address: str | None = None) -> None:
     ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
 
 
-def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, log) -> int:
+def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, log, player=None) -> int:
     """Play ``todo`` on ``workers`` Ray actors; returns how many episodes were played."""
     if not todo:
         return 0
@@ -255,7 +308,8 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
     pending = list(todo)
     attempts: Counter = Counter()
     running: dict = {}
-    actors = [actor_class.remote(spec, load_scale) for _ in range(min(workers, len(todo)))]
+    player = ray.put(player) if player is not None else None  # sent once, shared by the workers
+    actors = [actor_class.remote(spec, load_scale, player) for _ in range(min(workers, len(todo)))]
     idle = list(actors)  # every actor ever started is in ``actors``, to be stopped at the end
     done_count, decisions, clock = 0, 0, time.perf_counter()
     try:
@@ -287,7 +341,7 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
                     ) from exc
                 log(f"a worker died playing {scenario.name} seed {seed}; giving it to a new worker")
                 pending.insert(0, (scenario, seed))
-                actors.append(actor_class.remote(spec, load_scale))
+                actors.append(actor_class.remote(spec, load_scale, player))
                 idle.append(actors[-1])
                 continue
             save_npz_atomic(path, **record)
@@ -323,7 +377,7 @@ def finish(spec: MineSpec, out: Path, space, episodes, played: int, seconds: flo
     action_set = save_action_set(space, list(counts.items()), len(topology), out / "action_set.json")
     save_npz_atomic(out / "dataset.npz", **dataset)
     summary = {
-        "mine": spec.key(),
+        "mine": record(spec),
         "dir": str(out),
         "episodes": len(episodes),
         "episodes_played_now": played,

@@ -1,0 +1,164 @@
+"""DAgger: mines a policy plays and the expert labels, cloning on several mines, and the loop."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from ace_core.__main__ import main
+from ace_core.agents import load_agent
+from ace_core.expert import expert_from_spec
+from ace_core.grid.envs import make_env
+from ace_core.grid.scenarios import reset_to, scenarios
+from ace_core.imitation import split_by_day
+from ace_core.imitation_data import concat_datasets, load_dataset, save_npz_atomic
+from ace_core.mining import MineSpec, episode_file, mine
+
+
+@pytest.fixture(scope="module")
+def player(mined, tmp_path_factory):
+    """A policy cloned (briefly) from the tiny mine: the player of the DAgger mines."""
+    spec, out, _ = mined
+    run = tmp_path_factory.mktemp("player") / "bc"
+    args = ["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "3"]
+    assert main(args) == 0
+    return run
+
+
+@pytest.fixture(scope="module")
+def player_mine(mined, player, tmp_path_factory):
+    """(spec, directory, summary) of a mine of two of the tiny mine's days, played by ``player``."""
+    spec, _, _ = mined
+    dagger_spec = MineSpec(
+        env=spec.env, expert=spec.expert, episodes=2, episode_length=spec.episode_length, player=str(player)
+    )
+    out = tmp_path_factory.mktemp("dagger-mine") / "rte14"
+    return dagger_spec, out, mine(dagger_spec, out, workers=2, log=lambda text: None)
+
+
+def test_a_player_mine_plays_the_policy_and_labels_its_states_with_the_expert(player_mine, player):
+    spec, out, summary = player_mine
+    env = make_env(spec.env)
+    agent = load_agent(f"sac:{player}", env)
+    expert = expert_from_spec(spec.expert, agent.space, env.action_space)
+    assert summary["decisions"] > 0
+    assert json.loads((out / "mine.json").read_text())["player_file"] == str(
+        (player / "checkpoint.pt").resolve()
+    )
+    assert summary["mine"]["player_file"] == str((player / "checkpoint.pt").resolve())
+    labelled = 0
+    for scenario in scenarios(env, "train", spec.episode_length)[:2]:
+        with np.load(episode_file(out, scenario, 0)) as data:
+            record = {k: data[k] for k in data.files}
+        np.testing.assert_allclose(record["load_scale"], agent.features.load_scale)
+        obs, done = reset_to(env, scenario, 0), False
+        expert.played.clear()
+        for step, played in enumerate(record["played"]):
+            search = expert.search(obs)  # at every step, as the mine did
+            assert agent.choose(obs) == played  # what was played is the policy's action
+            rows = np.flatnonzero(record["step"] == step)
+            if len(rows):
+                assert search.action == record["action"][rows[0]]  # the label is the expert's
+                np.testing.assert_array_equal(
+                    agent.features(obs), record["features"][rows[0]]
+                )  # the policy's own inputs
+                labelled += 1
+            obs, _, done, _ = env.step(agent.space.to_grid2op(int(played), env.action_space))
+        assert done or len(record["played"]) == spec.episode_length
+    assert labelled == summary["decisions"]
+
+
+def test_a_mine_is_keyed_by_its_players_content_and_unchanged_without_one(mined, player, tmp_path):
+    spec, _, _ = mined
+    assert "player" not in spec.key()
+    assert set(spec.key()) == {"format", "env", "expert", "split", "episodes", "seeds", "episode_length"}
+    same = tmp_path / "same.pt"
+    shutil.copyfile(player / "checkpoint.pt", same)
+    other = tmp_path / "other.pt"
+    other.write_bytes((player / "checkpoint.pt").read_bytes() + b"\x00")
+    with_player = MineSpec(env=spec.env, expert=spec.expert, player=str(player))
+    assert with_player.key() == MineSpec(env=spec.env, expert=spec.expert, player=str(same)).key()
+    assert with_player.key() != MineSpec(env=spec.env, expert=spec.expert, player=str(other)).key()
+    assert with_player.digest() != MineSpec(env=spec.env, expert=spec.expert).digest()
+
+
+def test_a_player_from_another_grid_is_refused_before_anything_is_written(player, tmp_path, capsys):
+    target = tmp_path / "mine"
+    args = ["mine", "--env", "l2rpn_case14_sandbox", "--player", str(player), "--out", str(target)]
+    assert main([*args, "--episodes", "1", "--episode-length", "8"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "use a checkpoint trained on the same env" in err and len(err.splitlines()) == 1
+    assert not target.exists()
+
+
+def test_pretrain_on_two_mines_clones_on_all_their_decisions_with_the_same_days_held_out(
+    mined, player_mine, tmp_path, capsys
+):
+    spec, first, first_summary = mined
+    _, second, second_summary = player_mine
+    run = tmp_path / "bc2"
+    args = [
+        "pretrain",
+        "--env",
+        spec.env,
+        "--dataset",
+        str(first),
+        "--dataset",
+        str(second),
+        "--out",
+        str(run),
+    ]
+    assert main([*args, "--epochs", "2"]) == 0
+    report = json.loads((run / "pretrain.json").read_text())
+    total = first_summary["decisions"] + second_summary["decisions"]
+    assert report["decisions"] == report["train_decisions"] + report["held_out_decisions"] == total
+    assert report["decisions_by_dataset"] == [first_summary["decisions"], second_summary["decisions"]]
+    # days match by scenario: a day held out in one mine is held out in the other
+    space = load_agent(f"sac:{run}", make_env(spec.env)).space
+    dataset = concat_datasets([(str(p), load_dataset(p, space)) for p in (first, second)])
+    train_rows, held_rows = split_by_day(dataset)
+    names = dataset.arrays["day_name"]
+    assert not set(names[dataset.arrays["day"][train_rows]]) & set(names[dataset.arrays["day"][held_rows]])
+    assert len(names) == 3  # the player mine played two of the first mine's three days
+
+
+def test_datasets_of_different_feature_scales_are_refused(mined, tmp_path, capsys):
+    spec, first, _ = mined
+    with np.load(first / "dataset.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    save_npz_atomic(tmp_path / "scaled" / "dataset.npz", **{**arrays, "load_scale": arrays["load_scale"] * 2})
+    run = tmp_path / "run"
+    args = ["pretrain", "--env", spec.env, "--dataset", str(first), "--dataset", str(tmp_path / "scaled")]
+    assert main([*args, "--out", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "another feature scale" in err and len(err.splitlines()) == 1
+    assert not run.exists()
+
+
+def test_dagger_clones_mines_with_the_policy_clones_again_and_resumes(mined, tmp_path, capsys):
+    spec, first, first_summary = mined
+    out = tmp_path / "dagger"
+    args = ["dagger", "--env", spec.env, "--dataset", str(first), "--rounds", "1", "--seeds", "1"]
+    args += ["--out", str(out), "--workers", "2", "--epochs", "2"]
+    assert main(args) == 0
+    for name in ("round-0/checkpoint.pt", "mine-1/summary.json", "round-1/checkpoint.pt", "checkpoint.pt"):
+        assert (out / name).is_file(), name
+    result = json.loads((out / "dagger.json").read_text())
+    rounds = result["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1] and result["result"] == str(out / "round-1")
+    assert rounds[0]["decisions"] == first_summary["decisions"]
+    assert rounds[1]["decisions"] == first_summary["decisions"] + rounds[1]["mine"]["decisions"]
+    assert all(0 <= r["held_out_agreement"] <= 1 for r in rounds)
+    mine_settings = json.loads((out / "mine-1" / "mine.json").read_text())
+    assert mine_settings["expert"] == json.loads((first / "mine.json").read_text())["expert"]
+    assert mine_settings["player_file"] == str(out / "round-0" / "checkpoint.pt")
+    assert (out / "checkpoint.pt").read_bytes() == (out / "round-1" / "checkpoint.pt").read_bytes()
+    assert load_agent(f"sac:{out}", make_env(spec.env)).space.n > 0
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*.pt") if p.parent != out}
+    capsys.readouterr()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "round 0: reusing" in err and "round 1: reusing" in err and "reusing the complete mine" in err
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.pt") if p.parent != out} == stamps
+    assert json.loads((out / "dagger.json").read_text())["rounds"] == rounds
