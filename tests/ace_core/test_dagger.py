@@ -8,6 +8,7 @@ import pytest
 
 from ace_core.__main__ import main
 from ace_core.agents import load_agent
+from ace_core.checkpoint import load_checkpoint, save_checkpoint
 from ace_core.expert import expert_from_spec
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
@@ -23,6 +24,10 @@ def player(mined, tmp_path_factory):
     run = tmp_path_factory.mktemp("player") / "bc"
     args = ["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "3"]
     assert main(args) == 0
+    # the tiny mine's days sit at max rho 0.7-0.88: a player deciding from 0.5 decides at every step
+    state = load_checkpoint(run)
+    state["config"]["rho_threshold"] = 0.5
+    save_checkpoint({k: v for k, v in state.items() if k != "format"}, run / "checkpoint.pt")
     return run
 
 
@@ -47,7 +52,7 @@ def test_a_player_mine_plays_the_policy_and_labels_its_states_with_the_expert(pl
         (player / "checkpoint.pt").resolve()
     )
     assert summary["mine"]["player_file"] == str((player / "checkpoint.pt").resolve())
-    labelled = 0
+    labelled, disagreements = 0, 0
     for scenario in scenarios(env, "train", spec.episode_length)[:2]:
         with np.load(episode_file(out, scenario, 0)) as data:
             record = {k: data[k] for k in data.files}
@@ -64,9 +69,12 @@ def test_a_player_mine_plays_the_policy_and_labels_its_states_with_the_expert(pl
                     agent.features(obs), record["features"][rows[0]]
                 )  # the policy's own inputs
                 labelled += 1
+                disagreements += int(played != search.action)
             obs, _, done, _ = env.step(agent.space.to_grid2op(int(played), env.action_space))
         assert done or len(record["played"]) == spec.episode_length
     assert labelled == summary["decisions"]
+    assert agent.stats["decisions"] == labelled  # the policy decided wherever the expert did
+    assert disagreements > 0  # so these are the policy's episodes, not the expert's
 
 
 def test_a_mine_is_keyed_by_its_players_content_and_unchanged_without_one(mined, player, tmp_path):
