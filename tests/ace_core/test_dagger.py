@@ -170,3 +170,17 @@ def test_dagger_clones_mines_with_the_policy_clones_again_and_resumes(mined, tmp
     assert "round 0: reusing" in err and "round 1: reusing" in err and "reusing the complete mine" in err
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.pt") if p.parent != out} == stamps
     assert json.loads((out / "dagger.json").read_text())["rounds"] == rounds
+
+
+def test_dagger_refuses_a_mine_without_day_names_before_writing(mined, tmp_path, capsys):
+    spec, first, _ = mined
+    old = tmp_path / "old-mine"
+    shutil.copytree(first, old)
+    with np.load(first / "dataset.npz") as data:
+        arrays = {k: data[k] for k in data.files if k != "day_name"}
+    save_npz_atomic(old / "dataset.npz", **arrays)
+    out = tmp_path / "dagger"
+    assert main(["dagger", "--env", spec.env, "--dataset", str(old), "--rounds", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "does not name its days" in err and "run the same mine again" in err and len(err.splitlines()) == 1
+    assert not out.exists()
