@@ -410,7 +410,7 @@ def _add_dagger_parser(sub) -> None:
     dagger = sub.add_parser(
         "dagger",
         help="DAgger: clone a mine, let the policy play the mine's days labelled by the expert, clone again",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsFormatter,
     )
     dagger.add_argument("--env", required=True)
     dagger.add_argument("--dataset", required=True, help="the expert's mine (directory or dataset.npz)")
@@ -426,9 +426,9 @@ def _add_dagger_parser(sub) -> None:
     )
     dagger.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ray worker processes")
     dagger.add_argument("--ray-address", default=None, help="HOST:PORT or auto to join a Ray cluster")
-    dagger.add_argument("--epochs", type=int, default=30)
-    dagger.add_argument("--batch-size", type=int, default=64)
-    dagger.add_argument("--lr", type=float, default=1e-3)
+    dagger.add_argument("--epochs", type=int, default=30, help="cloning passes per round")
+    dagger.add_argument("--batch-size", type=int, default=64, help="decisions per gradient step")
+    dagger.add_argument("--lr", type=float, default=1e-3, help="actor learning rate while cloning")
     dagger.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
     dagger.add_argument("--seed", type=int, default=0, help="cloning seed")
     dagger.set_defaults(func=cmd_dagger)
