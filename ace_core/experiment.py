@@ -168,9 +168,12 @@ def first_round_acceptance(run_dir: Path) -> dict[str, float]:
 
 
 def _last_metrics(run_dir: Path) -> dict:
-    path = run_dir / "metrics.jsonl"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return json.loads(lines[-1]) if lines else {}
+    """The last reported value of every metric: rows carry different metrics (a validation row
+    holds only ``eval/...``), so the last row alone would drop the counters."""
+    last: dict = {}
+    for row in _metric_rows(run_dir):
+        last.update(row)
+    return last
 
 
 def _metric_rows(run_dir: Path) -> list[dict]:

@@ -134,3 +134,17 @@ def test_a_comparison_table_writes_markdown_and_csv_and_resumes(tmp_path):
     # ... but never mixes in a report made with other settings
     with pytest.raises(ConfigError, match="other settings"):
         run_table("l2rpn_case14_sandbox", "do-nothing", tmp_path, nb_episode=1)
+
+
+def test_a_runs_last_metrics_keep_the_counters_a_later_validation_row_lacks(tmp_path):
+    from ace_core.experiment import _last_metrics
+
+    rows = [
+        {"step": 500, "llm/calls": 3.0, "charts/decisions": 40.0},
+        {"step": 1000, "llm/calls": 7.0, "charts/decisions": 90.0},
+        {"step": 1000, "eval/validation_survival": 0.8},  # validation reports alone, last
+    ]
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(row) for row in rows))
+    last = _last_metrics(tmp_path)
+    assert last["llm/calls"] == 7.0 and last["charts/decisions"] == 90.0
+    assert last["eval/validation_survival"] == 0.8
