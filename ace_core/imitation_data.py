@@ -199,35 +199,31 @@ def _refuse_foreign(path: Path, fingerprint: str, space: ActionSpace) -> None:
         )
 
 
-def check_dataset(path, space: ActionSpace) -> Path:
-    """The dataset file at ``path``, refused as :func:`load_dataset` would refuse a missing,
-    unreadable or foreign one, without reading its arrays (a run checks its mine before it starts)."""
+def _read(path, space: ActionSpace, keys: tuple[str, ...]) -> tuple[Path, dict]:
+    """(the dataset file at ``path``, the arrays named ``keys``), refusing a missing, unreadable,
+    incomplete or foreign dataset; ``keys=()`` reads every array."""
     path = dataset_file(path)
     try:
         with np.load(path, allow_pickle=False) as data:
             missing = [k for k in (*DATASET_KEYS, "fingerprint", "load_scale") if k not in data.files]
             if missing:
                 raise KeyError(", ".join(missing))
-            fingerprint = str(data["fingerprint"])
+            arrays = {k: data[k] for k in (keys or data.files)}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise _corrupt(path, exc) from exc
-    _refuse_foreign(path, fingerprint, space)
-    return path
+    _refuse_foreign(path, str(arrays.get("fingerprint", "")), space)
+    return path, arrays
+
+
+def check_dataset(path, space: ActionSpace) -> Path:
+    """The dataset file at ``path``, refused as :func:`load_dataset` would refuse a missing,
+    unreadable or foreign one, without reading its arrays (a run checks its mine before it starts)."""
+    return _read(path, space, ("fingerprint",))[0]
 
 
 def load_dataset(path, space: ActionSpace) -> Dataset:
     """The dataset at ``path`` (a ``dataset.npz`` or the mine directory holding it)."""
-    path = dataset_file(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        missing = [k for k in (*DATASET_KEYS, "fingerprint", "load_scale") if k not in arrays]
-        if missing:
-            raise KeyError(", ".join(missing))
-        fingerprint = str(arrays["fingerprint"])
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise _corrupt(path, exc) from exc
-    _refuse_foreign(path, fingerprint, space)
+    path, arrays = _read(path, space, ())
     if len(arrays["action"]) == 0:
         raise DatasetError(f"dataset {path} holds no expert decision; mine more episodes")
     return Dataset(arrays, space.n)
