@@ -14,7 +14,11 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
   to the current topology (a no-op in disguise) is played as do-nothing;
 - ``sac-checked:PATH`` or ``sac-checked:PATH:K``: the same policy, but its K most likely actions
   (default 10) are simulated one step ahead with reconnect-or-nothing, and the one with the lowest
-  simulated max rho is played: what an operator sees as recommendations.
+  simulated max rho is played: what an operator sees as recommendations;
+- ``sac-checked:PATH:K:stop=R``: the same candidates simulated one at a time, reconnect-or-nothing
+  first and then the policy's in its order, stopping at the first whose simulated max rho is below
+  R (the best so far is played when none is): the L2RPN winners' "first safe action", which
+  spends one simulation on most stressed steps instead of K + 1.
 
 Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
 its *real actions* (an action that changes the grid); evaluation reports the share.
@@ -47,7 +51,7 @@ AGENT_SPECS = (
     "greedy[:BUDGET]",
     "greedy:key=value,...",
     "sac:RUN_DIR",
-    "sac-checked:RUN_DIR[:K]",
+    "sac-checked:RUN_DIR[:K][:stop=R]",
 )
 DEFAULT_CHECKED_K = 10
 DEFAULT_GREEDY_BUDGET = ExpertConfig.budget
@@ -198,11 +202,23 @@ class SacAgent(TimedAgent):
 
 
 class CheckedSacAgent(SacAgent):
-    """The policy's top-k, checked by simulation against reconnect-or-nothing."""
+    """The policy's top-k, checked by simulation against reconnect-or-nothing: all of them in one
+    batch (the lowest simulated max rho wins), or with ``stop`` one at a time until one's simulated
+    max rho is below ``stop``."""
 
-    def __init__(self, env, space, sac, features, rho_threshold: float, k: int = DEFAULT_CHECKED_K):
+    def __init__(
+        self,
+        env,
+        space,
+        sac,
+        features,
+        rho_threshold: float,
+        k: int = DEFAULT_CHECKED_K,
+        stop: float | None = None,
+    ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
+        self.stop = stop
 
     def choose(self, obs) -> int:
         default = reconnect_or_nothing(obs, self.space)
@@ -212,10 +228,51 @@ class CheckedSacAgent(SacAgent):
         noop = disguised_noops(obs, self.space)
         candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
         self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
-        self.stats["simulate_calls"] += len(candidates)
-        action = best_simulated(obs, self.space, self.action_space, candidates)[0]
+        if self.stop is None:
+            self.stats["simulate_calls"] += len(candidates)
+            action = best_simulated(obs, self.space, self.action_space, candidates)[0]
+        else:
+            action = self.first_safe(obs, candidates)
         self.count_decision(True, action)
         return action
+
+    def first_safe(self, obs, candidates: list[int]) -> int:
+        """The first candidate whose simulated max rho is below ``stop``; the lowest simulated max
+        rho when none is (the earlier candidate wins ties)."""
+        best, best_rho = candidates[0], float("inf")
+        for index in candidates:
+            self.stats["simulate_calls"] += 1
+            (outcome,) = simulate_many(obs, [self.space.to_grid2op(index, self.action_space)])
+            rho = max_rho(outcome)
+            if rho < best_rho:
+                best, best_rho = index, rho
+            if rho < self.stop:
+                break
+        return best
+
+
+def parse_checked_spec(argument: str) -> tuple[str, int, float | None]:
+    """(run path, K, stop) of ``sac-checked``'s ``RUN_DIR[:K][:stop=R]``."""
+    path, k, stop = argument, DEFAULT_CHECKED_K, None
+    head, _, tail = path.rpartition(":")
+    if head and tail.startswith("stop="):
+        try:
+            stop = float(tail.removeprefix("stop="))
+        except ValueError:
+            stop = -1.0
+        if not (stop > 0 and np.isfinite(stop)):
+            raise AgentSpecError(
+                f"sac-checked stop {tail!r} must be a positive max rho, e.g. sac-checked:runs/a:10:stop=1.0"
+            )
+        path = head
+    head, _, tail = path.rpartition(":")
+    if head and tail.lstrip("-").isdigit():
+        if int(tail) < 1:
+            raise AgentSpecError(
+                f"sac-checked K {tail!r} must be a positive integer, e.g. sac-checked:runs/a:10"
+            )
+        path, k = head, int(tail)
+    return path, k, stop
 
 
 def load_sac(
@@ -260,14 +317,7 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
         sac, space, features, config = load_sac(Path(argument), env, space)
         return SacAgent(env, space, sac, features, config.rho_threshold)
     if kind == "sac-checked" and argument:
-        head, _, tail = argument.rpartition(":")
-        path, k = (head, tail) if head and tail.isdigit() else (argument, "")
-        if k and int(k) < 1:
-            raise AgentSpecError(
-                f"sac-checked K {k!r} must be a positive integer, e.g. sac-checked:runs/a:10"
-            )
+        path, k, stop = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(path), env, space)
-        return CheckedSacAgent(
-            env, space, sac, features, config.rho_threshold, int(k) if k else DEFAULT_CHECKED_K
-        )
+        return CheckedSacAgent(env, space, sac, features, config.rho_threshold, k, stop)
     raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")

@@ -108,3 +108,29 @@ def test_episodes_of_three_days():
     assert episode["max_steps"] == 864 and episode["scenario"].endswith("+864")
     assert 0 < episode["steps_survived"] <= 864
     assert report["episode_length"] == 864 and report["opponent"] == "env" and report["attacks"] == 0
+
+
+def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    batch = load_agent(f"sac-checked:{sandbox_run}:4", sandbox)
+    lenient = load_agent(f"sac-checked:{sandbox_run}:4:stop=100", sandbox)
+    strict = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
+    for agent in (batch, lenient, strict):
+        agent.rho_threshold = 0.0  # every step is a decision
+    chosen = batch.choose(obs)
+    candidates = batch.simulate_calls
+    assert candidates >= 2
+    # reconnect-or-nothing is simulated first; below the stop nothing else is simulated
+    assert lenient.choose(obs) == 0 and lenient.simulate_calls == 1
+    # a stop no candidate reaches simulates them all and plays the batch's choice
+    assert strict.choose(obs) == chosen and strict.simulate_calls == candidates
+
+
+def test_checked_spec_parts_are_checked(sandbox, sandbox_run):
+    agent = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95", sandbox)
+    assert (agent.k, agent.stop) == (3, 0.95)
+    assert load_agent(f"sac-checked:{sandbox_run}:stop=1", sandbox).k == 10
+    with pytest.raises(AgentSpecError, match="positive max rho"):
+        load_agent(f"sac-checked:{sandbox_run}:3:stop=high", sandbox)
+    with pytest.raises(AgentSpecError, match="positive integer"):
+        load_agent(f"sac-checked:{sandbox_run}:0:stop=1.0", sandbox)
