@@ -158,6 +158,13 @@ def test_a_bad_live_policy_stops_the_demo_before_anything_starts(tmp_path):
     assert not (tmp_path / "var" / "runs").exists()
 
 
+def test_a_live_policy_without_a_live_session_is_refused(tmp_path):
+    result = _demo(tmp_path, "--no-live", "--live-policy", "runs/bc36")
+    assert result.returncode != 0
+    assert "--live-policy deploys a policy for the live session and --no-live starts none" in result.stderr
+    assert not (tmp_path / "var" / "gridace.sqlite3").exists()
+
+
 def test_the_demo_checks_with_the_policy_named_by_its_environment_variable(tmp_path, policy_36):
     """``demo --check`` with ``GRIDACE_DEMO_LIVE_POLICY``: the servers, the worker and the live feed
     start, and the feed steps the 36-bus session."""

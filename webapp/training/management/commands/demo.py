@@ -337,7 +337,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--live-policy",
-            default=os.environ.get("GRIDACE_DEMO_LIVE_POLICY", ""),
+            default=None,
             metavar="PATH",
             help="deploy this policy trained beforehand for the live console (a checkpoint file or a "
             "run directory, e.g. runs/bc36 from `python -m ace_core pretrain`), replacing the deployed "
@@ -353,9 +353,16 @@ class Command(BaseCommand):
         check: bool,
         no_live: bool,
         live_policy_steps: int | None,
-        live_policy: str,
+        live_policy: str | None,
         **options: Any,
     ) -> None:
+        if live_policy and no_live:
+            raise CommandError(
+                "--live-policy deploys a policy for the live session and --no-live starts none; "
+                "give one of them"
+            )
+        if live_policy is None:
+            live_policy = os.environ.get("GRIDACE_DEMO_LIVE_POLICY", "")
         self._check_port(port)
         policy = None
         if live_policy and not no_live:
