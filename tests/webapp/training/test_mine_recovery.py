@@ -144,3 +144,27 @@ def test_the_mine_heartbeat_thread_stamps_a_running_mine(engineer, settings, tmp
         assert Mine.objects.get(pk=mine.pk).status == MineStatus.RUNNING
     finally:
         heartbeat.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_back_from_a_freeze_leaves_its_failed_mine_and_the_new_one_alone(
+    engineer, settings, tmp_path
+):
+    from webapp.training.services.mines import mine_finish
+
+    settings.GRIDACE_MINES_DIR = str(tmp_path / "mines")
+    frozen = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=1, episode_length=8, launched_by=engineer)
+    mine_start(mine_id=frozen.pk)
+    _silent_for(frozen, 45)
+    assert [r.mine_id for r in mines_recover_stale(stale_after=STALE)] == [frozen.pk]
+    again = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=1, episode_length=8, launched_by=engineer)
+    mine_start(mine_id=again.pk)
+    # the frozen worker wakes: its heartbeat tells it the mine is lost, and its finish changes nothing
+    heartbeat = MineHeartbeat(mine_id=frozen.pk, interval=0.05).start()
+    try:
+        assert heartbeat.lost.wait(5)
+    finally:
+        heartbeat.stop()
+    assert mine_finish(mine_id=frozen.pk) is None
+    assert Mine.objects.get(pk=frozen.pk).status == MineStatus.FAILED
+    assert Mine.objects.get(pk=again.pk).status == MineStatus.RUNNING

@@ -144,17 +144,23 @@ def mine_total(*, mine_id: int, episodes_total: int) -> None:
     Mine.objects.filter(pk=mine_id).update(episodes_total=episodes_total)
 
 
-def mine_finish(*, mine_id: int) -> Mine:
+def mine_finish(*, mine_id: int) -> Mine | None:
+    """Mark the worker's running mine succeeded; None (and nothing changed) when it is no longer
+    running: the watchdog failed it while its worker was frozen, and it may have been started
+    again as a new mine since, which that worker must not overwrite."""
     return _end(mine_id, MineStatus.SUCCEEDED, "")
 
 
-def mine_fail(*, mine_id: int, error: str) -> Mine:
+def mine_fail(*, mine_id: int, error: str) -> Mine | None:
+    """Mark the worker's running mine failed; None when it is no longer running (see :func:`mine_finish`)."""
     return _end(mine_id, MineStatus.FAILED, error[:ERROR_MAX_LENGTH])
 
 
 @transaction.atomic
-def _end(mine_id: int, status: str, error: str) -> Mine:
-    mine = Mine.objects.select_for_update().get(pk=mine_id)
+def _end(mine_id: int, status: str, error: str) -> Mine | None:
+    mine = Mine.objects.select_for_update().filter(pk=mine_id, status=MineStatus.RUNNING).first()
+    if mine is None:
+        return None
     mine.status = status
     mine.error = error
     mine.finished_at = timezone.now()

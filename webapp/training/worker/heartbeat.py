@@ -3,7 +3,8 @@ works, so that the watchdog tells a live worker from a dead one.
 
 A run's heartbeat also carries the answers back: a requested cancel, or the loss of ownership
 (stale-run recovery handed the run to a new attempt), both make the sink ask the trainer to stop;
-so does the worker's own shutdown (SIGTERM), flagged by the task. A mine's only stamps it.
+so does the worker's own shutdown (SIGTERM), flagged by the task. A mine's stamps it and flags a
+mine that is no longer running (failed by the watchdog while its worker was frozen).
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ class MineHeartbeat(Beat):
     def __init__(self, *, mine_id: int, interval: float) -> None:
         super().__init__(name=f"mine-{mine_id}", interval=interval)
         self.mine_id = mine_id
+        self.lost = threading.Event()
 
     def beat(self) -> None:
-        mine_heartbeat(mine_id=self.mine_id)
+        if not mine_heartbeat(mine_id=self.mine_id):
+            self.lost.set()

@@ -4,6 +4,8 @@
 mine shares the worker's machine with training runs). It resumes a mine that stopped: episodes
 already on disk are not played again. A heartbeat thread stamps the row while it mines, so that
 the watchdog fails the mine if this worker dies (:func:`~webapp.training.services.recovery.mines_recover_stale`).
+A worker that comes back from a freeze to find its mine failed stops at its next episode and
+leaves the row (and any mine started again since) as it is.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from webapp.training.worker.heartbeat import MineHeartbeat
 logger = logging.getLogger(__name__)
 
 RAY_WORKERS = 1
+
+
+class MineLost(Exception):
+    """The mine this worker plays is no longer running: the watchdog failed it."""
 
 
 def episodes_to_play(spec: Any) -> int:
@@ -46,16 +52,23 @@ def mine_attempt(*, mine_id: int) -> dict[str, Any]:
     heartbeat = MineHeartbeat(mine_id=mine_id, interval=settings.GRIDACE_HEARTBEAT_SECONDS).start()
     try:
         mine_total(mine_id=mine_id, episodes_total=episodes_to_play(spec))
-        summary = mine(
-            spec,
-            Path(row.out_dir),
-            workers=RAY_WORKERS,
-            log=lambda text: logger.info("mine %s: %s", mine_id, text),
-        )
+
+        def log(text: str) -> None:
+            if heartbeat.lost.is_set():
+                raise MineLost(f"mine {mine_id} is no longer running; this worker stops")
+            logger.info("mine %s: %s", mine_id, text)
+
+        summary = mine(spec, Path(row.out_dir), workers=RAY_WORKERS, log=log)
+    except MineLost as lost:
+        heartbeat.stop()
+        logger.warning("%s", lost)
+        return {"mine": mine_id, "skipped": "mine is no longer running"}
     except BaseException as error:
         heartbeat.stop()
         mine_fail(mine_id=mine_id, error=error_text(error))
         raise
     heartbeat.stop()
-    mine_finish(mine_id=mine_id)
+    if mine_finish(mine_id=mine_id) is None:
+        logger.warning("mine %s finished after it was failed; its row is left as it is", mine_id)
+        return {"mine": mine_id, "skipped": "mine is no longer running"}
     return {"mine": mine_id, "episodes": summary["episodes"], "decisions": summary["decisions"]}
