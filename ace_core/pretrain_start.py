@@ -66,15 +66,26 @@ class ImitationStart:
         sink.emit(MetricsEvent(step=0, values=values))
         return self.checkpoint
 
+    def _spec(self):
+        from ace_core.mining import MineSpec
+
+        return MineSpec(
+            env=self.config.env, expert=self.config.pretrain_expert, seeds=self.config.pretrain_seeds
+        )
+
+    def mine_dir(self) -> Path:
+        """The mine the policy is cloned from: the one given, or the shared cache's (auto)."""
+        if self.config.pretrain_mine != "auto":
+            return Path(self.config.pretrain_mine)
+        return self._spec().default_dir().resolve()
+
     def _mine(self, sink: EventSink, episodes: int) -> Path:
         if self.config.pretrain_mine != "auto":
             return Path(self.config.pretrain_mine)
-        from ace_core.mining import MineSpec, mine
+        from ace_core.mining import mine
 
-        spec = MineSpec(
-            env=self.config.env, expert=self.config.pretrain_expert, seeds=self.config.pretrain_seeds
-        )
-        out = spec.default_dir().resolve()
+        spec = self._spec()
+        out = self.mine_dir()
 
         def progress(text: str) -> None:
             print(text, file=sys.stderr, flush=True)

@@ -40,6 +40,7 @@ import torch
 from tqdm import tqdm
 
 from ace_core.agents import reconnect_or_nothing
+from ace_core.anchor import ExpertAnchor
 from ace_core.checkpoint import (
     BEST_NAME,
     CHECKPOINT_NAME,
@@ -129,6 +130,8 @@ class Trainer:
         if not self.scenarios:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
         self.validator = self._validator()
+        cloning_first = self.imitation is not None and not self.imitation.done()
+        self.anchor = None if cloning_first else self._anchor()
         self.sac = SAC(self.features.size, self.space, config.sac)
         if start:
             self._start_from(start, where)
@@ -173,6 +176,16 @@ class Trainer:
                 f"start policy {where!r}: its networks do not fit this run's "
                 f"(same env, head and hidden size needed): {str(exc).splitlines()[0]}"
             ) from None
+
+    def _anchor(self) -> ExpertAnchor | None:
+        """The expert decisions of the anchor term (once the policy's feature scale is known)."""
+        if self.config.sac.anchor == 0:
+            return None
+        mines = [
+            self.imitation.mine_dir() if mine == "auto" and self.imitation else mine
+            for mine in self.config.anchor_mines()
+        ]
+        return ExpertAnchor.load(mines, self.space, self.features.load_scale)
 
     def _validator(self) -> Validator | None:
         if not self.config.validate_every:
@@ -233,6 +246,7 @@ class Trainer:
                 state = self._start_state(self.imitation.run(self.sink, len(self.scenarios)))
                 self.features.load_state_dict(state["features"])
                 self._start_from(state, str(self.imitation.checkpoint))
+                self.anchor = self._anchor()  # the clone's feature scale is known only now
             self._start_episode()
         started, start_step = time.perf_counter(), self.step
         stopped = False
@@ -341,7 +355,8 @@ class Trainer:
         if len(self.buffer) >= self.config.learning_starts and self.decisions % self.config.update_every == 0:
             for _ in range(self.config.gradient_steps):
                 batch = self.replay.sample(self.config.batch_size, self.rng)
-                for key, value in self.sac.update(batch).items():
+                anchor = self.anchor.sample(self.config.batch_size, self.rng) if self.anchor else None
+                for key, value in self.sac.update(batch, anchor).items():
                     self._window.setdefault(key, []).append(value)
         return action
 

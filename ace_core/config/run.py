@@ -81,6 +81,8 @@ class TrainConfig:
     """grid seeds each train day is mined with (auto)"""
     pretrain_epochs: int = 30
     """behaviour-cloning epochs over the mined expert decisions"""
+    anchor_mine: str = ""
+    """mine directories (comma-separated) whose expert decisions the anchor term clones during RL; empty = the run's pretrain_mine"""
     sac: SACConfig = dataclasses.field(default_factory=SACConfig)
     """the SAC learner"""
     batch_size: int = 64
@@ -195,6 +197,31 @@ class TrainConfig:
         in_range("validate_every", self.validate_every, 0, MAX_STEPS)
         in_range("validation_seeds", self.validation_seeds, 1, 100)
         self._check_pretrain()
+        self._check_anchor()
+
+    def anchor_mines(self) -> list[str]:
+        """The mines the anchor term clones: ``anchor_mine``'s, else the pretrain mine."""
+        if self.anchor_mine:
+            return [part.strip() for part in self.anchor_mine.split(",") if part.strip()]
+        return [self.pretrain_mine] if self.pretrain_mine else []
+
+    def _check_anchor(self) -> None:
+        in_range("anchor", self.sac.anchor, 0.0, 100.0)
+        if self.sac.anchor == 0:
+            return
+        mines = self.anchor_mines()
+        if not mines:
+            raise ConfigError(
+                "anchor > 0 clones the expert's mined decisions during RL; give anchor_mine "
+                "(a mine directory) or pretrain_mine, or set anchor=0"
+            )
+        for mine in mines if self.anchor_mine else []:  # the pretrain mine is checked on its own
+            if not (Path(mine) / "summary.json").is_file():
+                raise ConfigError(
+                    f"anchor_mine {mine!r} is not a finished mine (no summary.json); give directories "
+                    "written by `python -m ace_core mine`, comma-separated, or leave it empty for the "
+                    "pretrain mine"
+                )
 
     def _check_pretrain(self) -> None:
         in_range("pretrain_seeds", self.pretrain_seeds, 1, 1_000)

@@ -43,6 +43,8 @@ class SACConfig:
     """SAC updates during which only the critics learn, the actor and temperature held: a policy started from imitation stays itself until the critics know its values"""
     imitation: float = flat("imitation", 0.0)
     """weight of a behaviour-cloning term on the LLM buffer's rows, priority * -log pi(a_llm | s), added to the policy loss (0: off, the paper's weighted policy loss alone)"""
+    anchor: float = flat("anchor", 0.0)
+    """weight of a behaviour-cloning term on the expert's mined decisions (anchor_mine), anchor * -log pi(a_expert | s) over a batch of them at every actor update, added to the policy loss: keeps a cloned policy near the expert while RL moves it (0: off)"""
     max_grad_norm: float = 10.0
     """gradient norm clipping for actor and critics (keeps Q from running away early)"""
 

@@ -11,6 +11,9 @@ refinement reaches the policy only through ``Q(s, a_llm)``. ``imitation`` adds, 
 ``sources`` is ``SOURCE_LLM``, a behaviour-cloning term ``imitation * w * -log pi(a_llm | s)`` (as in
 DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves plain SAC.
 
+``anchor`` adds ``anchor * -log pi(a_expert | s)`` over a batch of the expert's mined decisions
+(:mod:`ace_core.anchor`, given to :meth:`SAC.update`), keeping a cloned policy near the expert.
+
 A policy started from imitation (``TrainConfig.pretrain_mine``, ``init_from``) meets critics that
 know nothing of it: ``actor_delay`` updates train the critics alone on its own decisions before
 the actor moves, and ``init_alpha`` starts the temperature low enough that the entropy bonus does
@@ -56,7 +59,9 @@ class SAC:
     def alpha(self) -> float:
         return float(self.log_alpha.exp())
 
-    def update(self, batch: Batch) -> dict[str, float]:
+    def update(self, batch: Batch, anchor=None) -> dict[str, float]:
+        """One update of critics, actor and temperature; ``anchor``, an
+        :class:`~ace_core.anchor.AnchorBatch` of expert decisions, when ``config.anchor > 0``."""
         alpha = self.log_alpha.exp().detach()
         with torch.no_grad():
             next_policy = self.actor(batch.next_obs, batch.next_mask)
@@ -93,6 +98,10 @@ class SAC:
             llm_rows = (batch.sources == SOURCE_LLM).float()
             imitation = (llm_rows * batch.weights * -policy.log_prob(batch.actions)).mean()
             actor_loss = actor_loss + self.config.imitation * imitation
+        anchored = torch.zeros(())
+        if self.config.anchor > 0 and anchor is not None:
+            anchored = -self.actor(anchor.obs, anchor.mask).log_prob(anchor.actions).mean()
+            actor_loss = actor_loss + self.config.anchor * anchored
         self.actor_optimizer.zero_grad()
         actor_loss.backward()
         torch.nn.utils.clip_grad_norm_(self.actor.parameters(), self.config.max_grad_norm)
@@ -110,6 +119,7 @@ class SAC:
             "losses/qf2_loss": qf2_loss.item(),
             "losses/actor_loss": actor_loss.item(),
             "losses/imitation": imitation.item(),
+            "losses/anchor": anchored.item(),
             "losses/alpha_loss": alpha_loss.item(),
             "losses/alpha": alpha.item(),
             "losses/entropy": entropy.mean().item(),

@@ -190,6 +190,18 @@ def finished_mine(value: str, name: str) -> str:
     )
 
 
+def finished_mines(value: str, name: str) -> str:
+    """Comma-separated directories of mines the mines page lists (never any other path)."""
+    pieces = [piece.strip() for piece in value.split(",") if piece.strip()]
+    for piece in pieces:
+        if mine_by_path(path=piece) is None:
+            raise InputError(
+                f"{name}: {piece[:80]!r} is not a finished mine listed here; accepted: finished mines' "
+                "directories (see the mines page), comma-separated, or empty for the pretrain mine"
+            )
+    return ",".join(pieces)
+
+
 def confined_expert(value: str, name: str) -> str:
     """An expert spec whose mined action set (``actions=FILE``), if any, lies in the runs or data
     folder, named by its resolved path. Other mistakes are left to the spec's own check, which
@@ -215,6 +227,7 @@ PATH_FIELDS = {
     "init_from": confined_file,
     "llm_model": model_reference,
     "pretrain_mine": finished_mine,
+    "anchor_mine": finished_mines,
     "pretrain_expert": confined_expert,
 }
 """fields that name a file or folder on the server: confined to the runs and data folders, or to

@@ -237,8 +237,13 @@ def test_the_launch_form_offers_the_envs_finished_mines_and_refuses_any_other_pa
         response = _launch(engineer, env=MINE_ENV, pretrain_mine=path)
         assert response.status_code == 400
         assert "not a finished mine listed here" in " ".join(response.context["form"].errors["pretrain_mine"])
+        anchored = _launch(engineer, env=MINE_ENV, pretrain_mine=out, anchor=1.0, anchor_mine=f"{out},{path}")
+        assert "is not a finished mine listed here" in " ".join(anchored.context["form"].errors["anchor_mine"])
     assert TrainingRun.objects.count() == 1
     assert _launch(engineer, pretrain_mine="auto").status_code == 302
+    anchored = _launch(engineer, env=MINE_ENV, pretrain_mine=out, anchor=1.0, anchor_mine=f" {out} ")
+    assert anchored.status_code == 302
+    assert TrainingRun.objects.latest("id").config["anchor_mine"] == out
 
 
 def test_train_from_this_mine_opens_the_launch_form_with_the_mine_chosen(engineer, mines_dir, finished_mine):

@@ -1,0 +1,83 @@
+"""The expert anchor: behaviour cloning kept on during RL (``anchor``, ``anchor_mine``)."""
+
+import numpy as np
+import pytest
+import torch
+
+from ace_core.anchor import ExpertAnchor
+from ace_core.checkpoint import load_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.errors import ConfigError
+from ace_core.events import MemorySink, MetricsEvent
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.imitation_data import DatasetError, save_npz_atomic
+from ace_core.train import Trainer, train
+from tests.ace_core.conftest import MINE_ENV
+
+# every step a decision, so that ~90 SAC updates move the cloned actor
+RL = dict(
+    env=MINE_ENV, steps=120, hidden=64, learning_starts=32, batch_size=32, log_every=40, rho_threshold=0.0
+)
+
+
+@pytest.fixture(scope="module")
+def clone(mined, tmp_path_factory):
+    _, mine_dir, _ = mined
+    out = tmp_path_factory.mktemp("anchor") / "clone"
+    train(
+        TrainConfig(**{**RL, "steps": 1}, pretrain_mine=str(mine_dir), pretrain_epochs=20), MemorySink(), out
+    )
+    return mine_dir, out / "pretrain"
+
+
+def _expert_log_likelihood(run_dir, mine_dir) -> float:
+    """Mean log pi(a_expert | s) of a run's last actor over the mine's decisions."""
+    env = make_env(MINE_ENV)
+    space = build_action_space(env)
+    state = load_checkpoint(run_dir / "checkpoint.pt")
+    anchor = ExpertAnchor.load([mine_dir], space, np.asarray(state["features"]["load_scale"]))
+    from ace_core.agents import sac_from_state
+
+    sac = sac_from_state(state, env, space)[0]
+    with torch.no_grad():
+        return float(sac.actor(anchor.features, anchor.masks).log_prob(anchor.actions).mean())
+
+
+def test_the_anchor_keeps_the_cloned_policy_nearer_the_expert_than_plain_sac(clone, tmp_path):
+    mine_dir, start = clone
+    likelihood = {}
+    for weight in (0.0, 5.0):
+        sink = MemorySink()
+        out = tmp_path / f"anchor-{weight}"
+        config = TrainConfig(
+            **RL, init_from=str(start), anchor_mine=str(mine_dir), policy_lr=1e-3, anchor=weight
+        )
+        assert train(config, sink, out).updates > 50
+        likelihood[weight] = _expert_log_likelihood(out, mine_dir)
+        anchor_losses = [
+            m.values["losses/anchor"] for m in sink.of_type(MetricsEvent) if "losses/anchor" in m.values
+        ]
+        assert (max(anchor_losses) > 0) == (weight > 0)
+    assert likelihood[5.0] > likelihood[0.0]
+
+
+def test_anchor_settings_are_checked(mined, clone, tmp_path):
+    mine_dir, start = clone
+    with pytest.raises(ConfigError, match="give anchor_mine"):
+        TrainConfig(**RL, anchor=1.0).validate()
+    with pytest.raises(ConfigError, match="is not a finished mine"):
+        TrainConfig(**RL, anchor=1.0, anchor_mine=str(tmp_path)).validate()
+    # the pretrain mine is the default anchor
+    assert TrainConfig(**RL, anchor=1.0, pretrain_mine=str(mine_dir)).anchor_mines() == [str(mine_dir)]
+    # a mine whose features are not the policy's inputs is refused when the trainer is built
+    scaled = tmp_path / "scaled"
+    scaled.mkdir()
+    (scaled / "summary.json").write_text((mine_dir / "summary.json").read_text())
+    with np.load(mine_dir / "dataset.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    save_npz_atomic(scaled / "dataset.npz", **{**arrays, "load_scale": arrays["load_scale"] * 2})
+    config = TrainConfig(**RL, init_from=str(start), anchor=1.0, anchor_mine=str(scaled))
+    with pytest.raises(DatasetError, match="another feature scale"):
+        Trainer(config, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
