@@ -40,6 +40,9 @@ def env_names() -> tuple[str, ...]:
 
 RUN_AGENT = "ace"
 """the name a run's own policy has in an evaluation's results (the others are baselines)"""
+RUN_CHECKED_AGENT = "ace-checked"
+"""the run's policy as deployed: its most likely actions checked by simulation"""
+RUN_LABELS = {RUN_AGENT: "this run", RUN_CHECKED_AGENT: "this run, checked by simulation"}
 
 
 VALIDATION_SURVIVAL_METRIC = "eval/validation_survival"
@@ -99,24 +102,26 @@ EVALUATION_COLUMNS = (
     ("reward_mean", "mean reward"),
     ("decision_ms_p50", "decision ms p50"),
     ("decision_ms_p95", "decision ms p95"),
+    ("simulate_calls_per_step", "simulations per step"),
 )
 
 
 def evaluation_table(*, evaluation: Evaluation) -> list[dict[str, Any]]:
-    """One row per agent (the run's policy first, then the baselines), best survival first
-    among the baselines, with the columns of :data:`EVALUATION_COLUMNS`."""
+    """One row per agent (the run's policy first, plain then checked by simulation, then the
+    baselines, best survival first), with the columns of :data:`EVALUATION_COLUMNS`."""
     rows = []
     for agent, result in evaluation.results.items():
         result = result if isinstance(result, dict) else {}
         rows.append(
             {
-                "agent": "this run" if agent == "ace" else agent,
-                "is_run": agent == "ace",
+                "agent": RUN_LABELS.get(agent, agent),
+                "is_run": agent in RUN_LABELS,
+                "order": list(RUN_LABELS).index(agent) if agent in RUN_LABELS else len(RUN_LABELS),
                 "values": [result.get(key) for key, _ in EVALUATION_COLUMNS],
                 "episodes": len(result.get("episodes", [])),
             }
         )
-    rows.sort(key=lambda row: (not row["is_run"], -(row["values"][0] or 0.0)))
+    rows.sort(key=lambda row: (row["order"], -(row["values"][0] or 0.0)))
     return rows
 
 
@@ -260,14 +265,16 @@ def _agent_figures(result: Any) -> dict[str, Any]:
         "reward_std": statistics.pstdev(rewards) if rewards else None,
         "decision_ms_p50": result.get("decision_ms_p50"),
         "decision_ms_p95": result.get("decision_ms_p95"),
+        "simulate_calls_per_step": result.get("simulate_calls_per_step"),
         "episodes": len(rewards),
     }
 
 
 def evaluation_comparison(*, runs: list[TrainingRun]) -> list[dict[str, Any]]:
     """The runs' finished evaluations, grouped by the episodes they played (env, split, episodes,
-    grid seeds): one row per run evaluation, then one per baseline (from the newest evaluation of
-    the group that has it: on the same episodes a baseline plays the same)."""
+    grid seeds): one row per run evaluation (with ``checked``, the same policy checked by
+    simulation as deployed, when the evaluation played it), then one per baseline (from the newest
+    evaluation of the group that has it: on the same episodes a baseline plays the same)."""
     evaluations = (
         Evaluation.objects.filter(run__in=runs, status=EvaluationStatus.SUCCEEDED)
         .select_related("run", "checkpoint")
@@ -289,9 +296,17 @@ def evaluation_comparison(*, runs: list[TrainingRun]) -> list[dict[str, Any]]:
                 "baselines": {},
             },
         )
-        group["runs"].append({"run": evaluation.run, "evaluation": evaluation, **_agent_figures(own)})
+        checked = evaluation.results.get(RUN_CHECKED_AGENT)
+        group["runs"].append(
+            {
+                "run": evaluation.run,
+                "evaluation": evaluation,
+                **_agent_figures(own),
+                "checked": _agent_figures(checked) if isinstance(checked, dict) else None,
+            }
+        )
         for agent, result in evaluation.results.items():
-            if agent != RUN_AGENT and agent not in group["baselines"]:
+            if agent not in RUN_LABELS and agent not in group["baselines"]:
                 group["baselines"][agent] = {
                     "agent": agent,
                     "evaluation": evaluation,

@@ -149,10 +149,10 @@ def test_compare_page_shows_each_run_beside_the_baselines_mean_and_std(engineer,
         for r in rows
     ]
     # the runs in the order asked, then the baselines; survival and reward mean +- std over episodes
-    assert texts[0].startswith(f"run #{second.pk} second | 0.750 ± 0.000 | 20.0 ± 0.0 | 0.30 / 0.60 | 2")
-    assert texts[1].startswith(f"run #{first.pk} first | 0.750 ± 0.250 | 20.0 ± 10.0 | 0.40 / 0.90 | 2")
-    assert texts[2].startswith("do-nothing | 0.375 ± 0.125 | 7.0 ± 3.0 | 0.01 / 0.02 | 2")
-    assert texts[3].startswith("reconnect | 0.500 ± 0.250 | 8.0 ± 4.0 | 0.05 / 0.07 | 2")
+    assert texts[0].startswith(f"run #{second.pk} second | 0.750 ± 0.000 | 20.0 ± 0.0 | 0.30 / 0.60 | — | 2")
+    assert texts[1].startswith(f"run #{first.pk} first | 0.750 ± 0.250 | 20.0 ± 10.0 | 0.40 / 0.90 | — | 2")
+    assert texts[2].startswith("do-nothing | 0.375 ± 0.125 | 7.0 ± 3.0 | 0.01 / 0.02 | — | 2")
+    assert texts[3].startswith("reconnect | 0.500 ± 0.250 | 8.0 ± 4.0 | 0.05 / 0.07 | — | 2")
     assert len(texts) == 4 and "not-evaluated" not in html
 
     curves = {curve["run"]: curve for curve in response.context["curves"]}
@@ -241,6 +241,11 @@ def test_a_real_evaluation_reaches_the_runs_list_and_the_compare_page(make_run, 
     [group] = response.context["groups"]
     assert (group["split"], group["seeds"]) == ("validation", own["seeds"])
     assert group["runs"][0]["survival_mean"] == own["survival_mean"]
+    checked = evaluation.results["ace-checked"]
+    assert group["runs"][0]["checked"]["survival_mean"] == checked["survival_mean"]
+    assert group["runs"][0]["checked"]["simulate_calls_per_step"] == checked["simulate_calls_per_step"]
+    assert f"run #{run.pk}, checked by simulation" in response.content.decode()
+    # the checked policy is the run's, not a baseline
     assert [(row["agent"], row["survival_mean"]) for row in group["baselines"]] == [
         ("do-nothing", baseline["survival_mean"])
     ]

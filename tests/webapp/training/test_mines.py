@@ -238,7 +238,9 @@ def test_the_launch_form_offers_the_envs_finished_mines_and_refuses_any_other_pa
         assert response.status_code == 400
         assert "not a finished mine listed here" in " ".join(response.context["form"].errors["pretrain_mine"])
         anchored = _launch(engineer, env=MINE_ENV, pretrain_mine=out, anchor=1.0, anchor_mine=f"{out},{path}")
-        assert "is not a finished mine listed here" in " ".join(anchored.context["form"].errors["anchor_mine"])
+        assert "is not a finished mine listed here" in " ".join(
+            anchored.context["form"].errors["anchor_mine"]
+        )
     assert TrainingRun.objects.count() == 1
     assert _launch(engineer, pretrain_mine="auto").status_code == 302
     anchored = _launch(engineer, env=MINE_ENV, pretrain_mine=out, anchor=1.0, anchor_mine=f" {out} ")

@@ -147,8 +147,11 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
     evaluation.refresh_from_db()
     assert evaluation.status == EvaluationStatus.SUCCEEDED, evaluation.error
     results = evaluation.results
-    assert set(results) == {"ace", "do-nothing", "greedy"}
+    assert set(results) == {"ace", "ace-checked", "do-nothing", "greedy"}
     assert results["ace"]["agent"] == f"sac:{run.out_dir}/checkpoint.pt"
+    # the policy as deployed: its top 10 checked by simulation, the first safe one played
+    assert results["ace-checked"]["agent"] == f"sac-checked:{run.out_dir}/checkpoint.pt:10:stop=0.95"
+    assert results["ace-checked"]["simulate_calls_per_step"] >= 0
     for name, result in results.items():
         [episode] = result["episodes"]  # the sandbox's one test day
         assert result["survival_mean"] == episode["steps_survived"] / episode["max_steps"], name
@@ -157,7 +160,8 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
         assert json.loads(report.read_text())["episodes"] == result["episodes"]
     page = client_for(engineer).get(reverse("training:run_detail", args=[run.pk])).content.decode()
     table = page[page.index(f'id="evaluation-{evaluation.pk}"') :]
-    rows = sorted(["this run", "do-nothing", "greedy"], key=lambda name: table.index(f"<td>{name}</td>"))
-    assert rows[0] == "this run"  # the run first, then the baselines, best survival first
-    survival = [results[name]["survival_mean"] for name in rows[1:]]
+    names = ["this run", "this run, checked by simulation", "do-nothing", "greedy"]
+    rows = sorted(names, key=lambda name: table.index(f"<td>{name}</td>"))
+    assert rows[:2] == names[:2]  # the run first, plain then checked, then the baselines, best survival first
+    survival = [results[name]["survival_mean"] for name in rows[2:]]
     assert survival == sorted(survival, reverse=True)

@@ -1,8 +1,9 @@
 """Evaluating a finished run, as the ``evaluate_run`` task runs it inside ``db_worker``.
 
 The evaluator (``settings.GRIDACE_EVALUATOR``, normally :func:`ace_core.evaluate.evaluate`) runs
-once for the run's policy and once per baseline in ``settings.GRIDACE_BASELINES``, on the same
-episodes; each result is stored under the agent's name.
+once for the run's policy, once for it checked by simulation as deployed
+(``settings.GRIDACE_CHECKED_AGENT``) and once per baseline in ``settings.GRIDACE_BASELINES``, on
+the same episodes; each result is stored under the agent's name.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from webapp.training.models import Evaluation
+from webapp.training.selectors import RUN_AGENT, RUN_CHECKED_AGENT
 from webapp.training.services.deployment import policy_path
 from webapp.training.services.evaluations import evaluation_fail, evaluation_finish, evaluation_start
 from webapp.training.worker.attempt import error_text
@@ -25,6 +27,17 @@ def agent_spec_for(evaluation: Evaluation) -> str:
     return f"sac:{policy_path(Path(evaluation.checkpoint.path))}"
 
 
+def run_agents(evaluation: Evaluation) -> dict[str, str]:
+    """Result name -> agent spec: the run's policy plain, checked by simulation, then the baselines."""
+    plain = agent_spec_for(evaluation)
+    agents = {RUN_AGENT: plain}
+    if settings.GRIDACE_CHECKED_AGENT:
+        agents[RUN_CHECKED_AGENT] = (
+            f"sac-checked:{plain.removeprefix('sac:')}:{settings.GRIDACE_CHECKED_AGENT}"
+        )
+    return {**agents, **{name: name for name in settings.GRIDACE_BASELINES}}
+
+
 def evaluate_attempt(*, evaluation_id: int) -> dict[str, Any]:
     """Run a queued evaluation to its end; returns the task's result."""
     evaluation = evaluation_start(evaluation_id=evaluation_id)
@@ -32,7 +45,7 @@ def evaluate_attempt(*, evaluation_id: int) -> dict[str, Any]:
         return {"evaluation": evaluation_id, "skipped": "evaluation is no longer queued"}
     run = evaluation.run
     out_root = Path(run.out_dir) / "evaluations" / str(evaluation.pk)
-    agents = {"ace": agent_spec_for(evaluation), **{name: name for name in settings.GRIDACE_BASELINES}}
+    agents = run_agents(evaluation)
     try:
         evaluate = import_string(settings.GRIDACE_EVALUATOR)
         results = {}
