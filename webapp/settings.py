@@ -201,7 +201,7 @@ GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
 GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
 # An evaluation also plays the run's policy as deployed: its K most likely actions checked by
 # simulation, ``K[:stop=R]`` of ace_core's ``sac-checked`` agent (empty: the plain policy only).
-GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT", "10:stop=0.95")
+GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT", "50:stop=0.95")
 
 # --- live operations ------------------------------------------------------------------------
 # A live session whose feed worker is silent this long is taken over by another worker.

@@ -149,8 +149,8 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
     results = evaluation.results
     assert set(results) == {"ace", "ace-checked", "do-nothing", "greedy"}
     assert results["ace"]["agent"] == f"sac:{run.out_dir}/checkpoint.pt"
-    # the policy as deployed: its top 10 checked by simulation, the first safe one played
-    assert results["ace-checked"]["agent"] == f"sac-checked:{run.out_dir}/checkpoint.pt:10:stop=0.95"
+    # the policy as deployed: its top 50 checked by simulation, the first safe one played
+    assert results["ace-checked"]["agent"] == f"sac-checked:{run.out_dir}/checkpoint.pt:50:stop=0.95"
     assert results["ace-checked"]["simulate_calls_per_step"] >= 0
     for name, result in results.items():
         [episode] = result["episodes"]  # the sandbox's one test day
