@@ -134,9 +134,10 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 expert decisions on the bundled copy, about 40 min here; cached and reused), then
                 10,000 agent decisions (2,000,000 environment steps at most), validating every 500
                 decisions and keeping the best policy as best.pt. Measured on the clone alone:
-                checked by simulation (sac-checked, top 10) it survives 0.808 +- 0.076 of the test
-                day over 3 cloning seeds with 1.5 simulations per step (the expert 0.878 with 59,
-                doing nothing 0.698); plain, 0.640. Figures: docs/results-imitation.md.""",
+                checked by simulation as deployed (sac-checked, top 50, first safe below max rho
+                0.95) it survives 0.851 +- 0.003 of the test day over 3 cloning seeds with 2.1
+                simulations per step (the expert 0.878 with 59, doing nothing 0.698); plain, 0.728.
+                Figures: docs/results-imitation.md.""",
                 GRID_36_BUS,
                 pretrain_mine="auto",
                 pretrain_expert="greedy:threshold=0.8",
