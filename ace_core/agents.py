@@ -42,7 +42,7 @@ from ace_core.expert import EXPERT_SETTINGS, Expert, ExpertConfig, max_rho, pars
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.candidates import disguised_noops, near_loaded_lines, real_action
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.simulate import simulate_many
+from ace_core.grid.simulate import simulate_many, simulate_rho
 from ace_core.rl.sac import SAC
 
 AGENT_SPECS = (
@@ -242,8 +242,7 @@ class CheckedSacAgent(SacAgent):
         best, best_rho = candidates[0], float("inf")
         for index in candidates:
             self.stats["simulate_calls"] += 1
-            (outcome,) = simulate_many(obs, [self.space.to_grid2op(index, self.action_space)])
-            rho = max_rho(outcome)
+            rho = max_rho(simulate_rho(obs, self.space.to_grid2op(index, self.action_space)))
             if rho < best_rho:
                 best, best_rho = index, rho
             if rho < self.stop:
@@ -259,8 +258,8 @@ def parse_checked_spec(argument: str) -> tuple[str, int, float | None]:
         try:
             stop = float(tail.removeprefix("stop="))
         except ValueError:
-            stop = -1.0
-        if not (stop > 0 and np.isfinite(stop)):
+            stop = None
+        if stop is None or not (0 < stop < float("inf")):
             raise AgentSpecError(
                 f"sac-checked stop {tail!r} must be a positive max rho, e.g. sac-checked:runs/a:10:stop=1.0"
             )

@@ -24,7 +24,7 @@ import torch
 
 from ace_core.grid.action_space import ActionSpace
 from ace_core.imitation import top_masks
-from ace_core.imitation_data import DatasetError, concat_datasets, load_dataset
+from ace_core.imitation_data import DatasetError, concat_datasets, load_dataset, same_scale
 
 
 class AnchorBatch(NamedTuple):
@@ -49,9 +49,7 @@ class ExpertAnchor:
         """The decisions of the mines at ``paths``, refused when their features are not the run's
         policy inputs (another feature scale)."""
         dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
-        if dataset.load_scale.shape != np.shape(load_scale) or not np.allclose(
-            dataset.load_scale, load_scale, rtol=1e-6
-        ):
+        if not same_scale(dataset.load_scale, load_scale):
             raise DatasetError(
                 f"anchor mine {paths[0]} has another feature scale than the run's policy: its "
                 "features are not this policy's inputs; anchor on the mine the policy was cloned from"

@@ -28,7 +28,6 @@ import os
 import shutil
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 from ace_core.errors import ConfigError
@@ -90,17 +89,10 @@ def check(spec: DaggerSpec, saved: dict) -> None:
         raise ConfigError(
             f"--rounds ({spec.rounds}) must be at least 0 and --seeds ({spec.seeds}) at least 1"
         )
-    import numpy as np
+    from ace_core.imitation_data import DatasetError, array_names
 
-    from ace_core.imitation_data import DatasetError, dataset_file
-
-    path = dataset_file(spec.dataset)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            named = "day_name" in data.files
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise DatasetError(f"{path} is corrupt or not an imitation dataset ({exc})") from exc
-    if not named:
+    path, names = array_names(spec.dataset)
+    if "day_name" not in names:
         raise DatasetError(
             f"dataset {path} does not name its days (mined before day names), so later mines "
             "cannot hold out the same days; delete its dataset.npz and summary.json and run the "

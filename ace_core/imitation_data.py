@@ -185,6 +185,25 @@ def dataset_file(path) -> Path:
     return path
 
 
+UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
+"""what reading a missing, truncated or foreign ``.npz`` raises"""
+
+
+def same_scale(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two feature scales (``load_scale``) give the same policy inputs."""
+    return np.shape(a) == np.shape(b) and bool(np.allclose(a, b, rtol=1e-6))
+
+
+def array_names(path) -> tuple[Path, list[str]]:
+    """(the dataset file at ``path``, the names of its arrays), without reading them."""
+    path = dataset_file(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return path, list(data.files)
+    except UNREADABLE as exc:
+        raise _corrupt(path, exc) from exc
+
+
 def _corrupt(path: Path, exc: Exception) -> DatasetError:
     return DatasetError(
         f"{path} is corrupt or not an imitation dataset from `python -m ace_core mine` ({exc})"
@@ -209,7 +228,7 @@ def _read(path, space: ActionSpace, keys: tuple[str, ...]) -> tuple[Path, dict]:
             if missing:
                 raise KeyError(", ".join(missing))
             arrays = {k: data[k] for k in (keys or data.files)}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+    except UNREADABLE as exc:
         raise _corrupt(path, exc) from exc
     _refuse_foreign(path, str(arrays.get("fingerprint", "")), space)
     return path, arrays
@@ -243,9 +262,7 @@ def concat_datasets(datasets: list[tuple[str, Dataset]]) -> Dataset:
                 f"dataset {path} does not name its days (mined before day names); delete its "
                 "dataset.npz and summary.json and run the same mine again to rejoin its episodes"
             )
-        if dataset.load_scale.shape != first.load_scale.shape or not np.allclose(
-            dataset.load_scale, first.load_scale, rtol=1e-6
-        ):
+        if not same_scale(dataset.load_scale, first.load_scale):
             raise DatasetError(
                 f"dataset {path} has another feature scale than {first_path}: its features are "
                 "not the same policy inputs; mine it with a player cloned from the first dataset "

@@ -209,13 +209,14 @@ class TrainConfig:
         in_range("anchor", self.sac.anchor, 0.0, 100.0)
         if self.sac.anchor == 0:
             return
-        mines = self.anchor_mines()
-        if not mines:
+        if not self.anchor_mines():
             raise ConfigError(
                 "anchor > 0 clones the expert's mined decisions during RL; give anchor_mine "
                 "(a mine directory) or pretrain_mine, or set anchor=0"
             )
-        for mine in mines if self.anchor_mine else []:  # the pretrain mine is checked on its own
+        if not self.anchor_mine:
+            return  # the pretrain mine is checked with the pretrain settings
+        for mine in self.anchor_mines():
             if not (Path(mine) / "summary.json").is_file():
                 raise ConfigError(
                     f"anchor_mine {mine!r} is not a finished mine (no summary.json); give directories "
