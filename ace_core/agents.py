@@ -18,7 +18,10 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 - ``sac-checked:PATH:K:stop=R``: the same candidates simulated one at a time, reconnect-or-nothing
   first and then the policy's in its order, stopping at the first whose simulated max rho is below
   R (the best so far is played when none is): the L2RPN winners' "first safe action", which
-  spends one simulation on most stressed steps instead of K + 1.
+  spends one simulation on most stressed steps instead of K + 1;
+- ``sac-checked:PATH:K:stop=R:expert``: the same, and when none of the K + 1 is below R the
+  expert's search (``greedy``'s defaults) goes on from there, skipping what was already simulated:
+  the policy's few candidates on most steps, the wide search on the hardest.
 
 Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
 its *real actions* (an action that changes the grid); evaluation reports the share.
@@ -51,7 +54,7 @@ AGENT_SPECS = (
     "greedy[:BUDGET]",
     "greedy:key=value,...",
     "sac:RUN_DIR",
-    "sac-checked:RUN_DIR[:K][:stop=R]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:expert]",
 )
 DEFAULT_CHECKED_K = 10
 DEFAULT_GREEDY_BUDGET = ExpertConfig.budget
@@ -204,7 +207,9 @@ class SacAgent(TimedAgent):
 class CheckedSacAgent(SacAgent):
     """The policy's top-k, checked by simulation against reconnect-or-nothing: all of them in one
     batch (the lowest simulated max rho wins), or with ``stop`` one at a time until one's simulated
-    max rho is below ``stop``."""
+    max rho is below ``stop``. With an ``expert`` as well, a step where none is below ``stop`` goes
+    on with that expert's search (the candidates already simulated are not simulated again), and
+    the best of everything simulated by the expert's order is played."""
 
     def __init__(
         self,
@@ -215,10 +220,17 @@ class CheckedSacAgent(SacAgent):
         rho_threshold: float,
         k: int = DEFAULT_CHECKED_K,
         stop: float | None = None,
+        expert: Expert | None = None,
     ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
         self.stop = stop
+        self.expert = expert
+        self.stats["expert_steps"] = 0  # stressed steps handed to the expert (fallback)
+
+    def reset(self, obs) -> None:
+        if self.expert is not None:
+            self.expert.played.clear()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:
         default = reconnect_or_nothing(obs, self.space)
@@ -232,27 +244,52 @@ class CheckedSacAgent(SacAgent):
             self.stats["simulate_calls"] += len(candidates)
             action = best_simulated(obs, self.space, self.action_space, candidates)[0]
         else:
-            action = self.first_safe(obs, candidates)
+            tried = self.first_safe(obs, candidates)
+            action = min(tried, key=tried.get)  # dicts keep order: the earlier candidate wins ties
+            if self.expert is not None and tried[action] >= self.stop:
+                action = self.expert_search(obs, tried)
         self.count_decision(True, action)
         return action
 
-    def first_safe(self, obs, candidates: list[int]) -> int:
-        """The first candidate whose simulated max rho is below ``stop``; the lowest simulated max
-        rho when none is (the earlier candidate wins ties)."""
-        best, best_rho = candidates[0], float("inf")
+    def first_safe(self, obs, candidates: list[int]) -> dict[int, float]:
+        """Simulated max rho of the candidates, in order, up to the first below ``stop``."""
+        tried: dict[int, float] = {}
         for index in candidates:
             self.stats["simulate_calls"] += 1
-            rho = max_rho(simulate_rho(obs, self.space.to_grid2op(index, self.action_space)))
-            if rho < best_rho:
-                best, best_rho = index, rho
-            if rho < self.stop:
+            tried[index] = max_rho(simulate_rho(obs, self.space.to_grid2op(index, self.action_space)))
+            if tried[index] < self.stop:
                 break
-        return best
+        return tried
+
+    def expert_search(self, obs, tried: dict[int, float]) -> int:
+        """The expert's pick among its own candidates and those already ``tried``."""
+        expert = self.expert
+        fresh = [i for i in expert.candidates(obs, next(iter(tried))) if i not in tried]
+        self.stats["expert_steps"] += 1
+        self.stats["simulate_calls"] += len(fresh)
+        indices = [*tried, *fresh]
+        action = expert.best(obs, indices, [*tried.values(), *expert.evaluate(obs, fresh)])
+        if action >= self.space.first_topology:
+            expert.played[action] += 1
+        return action
 
 
-def parse_checked_spec(argument: str) -> tuple[str, int, float | None]:
-    """(run path, K, stop) of ``sac-checked``'s ``RUN_DIR[:K][:stop=R]``."""
-    path, k, stop = argument, DEFAULT_CHECKED_K, None
+@dataclasses.dataclass(frozen=True)
+class CheckedSpec:
+    """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert]`` names."""
+
+    path: str
+    k: int = DEFAULT_CHECKED_K
+    stop: float | None = None
+    expert: bool = False
+
+
+def parse_checked_spec(argument: str) -> CheckedSpec:
+    """The parts of ``sac-checked``'s ``RUN_DIR[:K][:stop=R][:expert]``."""
+    path, k, stop, expert = argument, DEFAULT_CHECKED_K, None, False
+    head, _, tail = path.rpartition(":")
+    if head and tail == "expert":
+        path, expert = head, True
     head, _, tail = path.rpartition(":")
     if head and tail.startswith("stop="):
         try:
@@ -264,6 +301,11 @@ def parse_checked_spec(argument: str) -> tuple[str, int, float | None]:
                 f"sac-checked stop {tail!r} must be a positive max rho, e.g. sac-checked:runs/a:10:stop=1.0"
             )
         path = head
+    if expert and stop is None:
+        raise AgentSpecError(
+            "sac-checked's expert fallback needs a stop (it searches when no candidate is below it), "
+            "e.g. sac-checked:runs/a:50:stop=0.95:expert"
+        )
     head, _, tail = path.rpartition(":")
     if head and tail.lstrip("-").isdigit():
         if int(tail) < 1:
@@ -271,7 +313,7 @@ def parse_checked_spec(argument: str) -> tuple[str, int, float | None]:
                 f"sac-checked K {tail!r} must be a positive integer, e.g. sac-checked:runs/a:10"
             )
         path, k = head, int(tail)
-    return path, k, stop
+    return CheckedSpec(path, k, stop, expert)
 
 
 def load_sac(
@@ -316,7 +358,10 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
         sac, space, features, config = load_sac(Path(argument), env, space)
         return SacAgent(env, space, sac, features, config.rho_threshold)
     if kind == "sac-checked" and argument:
-        path, k, stop = parse_checked_spec(argument)
-        sac, space, features, config = load_sac(Path(path), env, space)
-        return CheckedSacAgent(env, space, sac, features, config.rho_threshold, k, stop)
+        checked = parse_checked_spec(argument)
+        sac, space, features, config = load_sac(Path(checked.path), env, space)
+        expert = Expert.from_config(space, env.action_space, ExpertConfig()) if checked.expert else None
+        return CheckedSacAgent(
+            env, space, sac, features, config.rho_threshold, checked.k, checked.stop, expert
+        )
     raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")

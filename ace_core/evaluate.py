@@ -13,7 +13,8 @@ the current topology is played as do-nothing and counted in ``folded_noops``), a
 plays under the same attacks, and each episode reports the attacks it saw (``attacks``, from the
 Runner's EpisodeData). ``episode_length`` cuts the chronics into episodes of that many steps (288 =
 one day; 864 = three days). The report records both, and ``contingency_calls`` for an expert that
-screens its candidates for N-1 (``greedy:n1=K``).
+screens its candidates for N-1 (``greedy:n1=K``) and ``expert_steps`` for a checked policy that
+hands its hardest steps to the expert (``sac-checked:...:expert``).
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ def evaluate(
         episodes = [_episode(runner, scenario, seed, work_dir) for seed in seeds for scenario in chosen]
         report = _report(env_name, agent_spec, split, seeds, episodes, agent, started)
         report |= {"nb_episode": nb_episode, "opponent": opponent, "episode_length": episode_length}
-        if "contingency_calls" in agent.stats:
-            report["contingency_calls"] = int(agent.stats["contingency_calls"])
+        for extra in ("contingency_calls", "expert_steps"):  # greedy:n1=K; sac-checked:...:expert
+            if extra in agent.stats:
+                report[extra] = int(agent.stats[extra])
         if score:
             from ace_core.score import l2rpn_2020_score
 

@@ -126,9 +126,39 @@ def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
     assert strict.choose(obs) == chosen and strict.simulate_calls == candidates
 
 
+def test_checked_policy_hands_the_hardest_steps_to_the_expert(sandbox, sandbox_run):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    lenient = load_agent(f"sac-checked:{sandbox_run}:4:stop=100:expert", sandbox)
+    strict = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.0001:expert", sandbox)
+    alone = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
+    for agent in (lenient, strict, alone):
+        agent.rho_threshold = 0.0  # every step is a decision
+    # a safe candidate: the expert is not asked
+    assert lenient.choose(obs) == 0 and lenient.simulate_calls == 1
+    assert lenient.stats["expert_steps"] == 0
+    # none safe: the expert searches on, without simulating the policy's candidates again
+    policy_choice = alone.choose(obs)
+    action = strict.choose(obs)
+    expert = strict.expert
+    searched = expert.candidates(obs, 0)
+    assert strict.stats["expert_steps"] == 1
+    assert alone.simulate_calls < strict.simulate_calls <= alone.simulate_calls + len(searched)
+    # what it plays is at least as good as the policy's best and the expert's best
+    rho = dict(zip(searched, expert.evaluate(obs, searched), strict=True))
+    played, best_of_policy = expert.evaluate(obs, [action, policy_choice])
+    assert played <= min(min(rho.values()), best_of_policy) + 1e-3
+    # the search learns the topologies it plays, within one episode
+    assert action < strict.space.first_topology or expert.played[action] == 1
+    strict.reset(obs)
+    assert not expert.played
+
+
 def test_checked_spec_parts_are_checked(sandbox, sandbox_run):
     agent = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95", sandbox)
-    assert (agent.k, agent.stop) == (3, 0.95)
+    assert (agent.k, agent.stop, agent.expert) == (3, 0.95, None)
+    assert load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95:expert", sandbox).expert is not None
+    with pytest.raises(AgentSpecError, match="needs a stop"):
+        load_agent(f"sac-checked:{sandbox_run}:3:expert", sandbox)
     assert load_agent(f"sac-checked:{sandbox_run}:stop=1", sandbox).k == 10
     with pytest.raises(AgentSpecError, match="positive max rho"):
         load_agent(f"sac-checked:{sandbox_run}:3:stop=high", sandbox)
