@@ -21,7 +21,10 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
   spends one simulation on most stressed steps instead of K + 1;
 - ``sac-checked:PATH:K:stop=R:expert``: the same, and when none of the K + 1 is below R the
   expert's search (``greedy``'s defaults) goes on from there, skipping what was already simulated:
-  the policy's few candidates on most steps, the wide search on the hardest.
+  the policy's few candidates on most steps, the wide search on the hardest;
+- ``...:revert`` (with or without a stop): on calm steps, a split substation goes back to the
+  reference topology when that keeps max rho below the expert's ``safe`` (the expert's step 4),
+  which the policy, taught only on stressed steps, never does.
 
 Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
 its *real actions* (an action that changes the grid); evaluation reports the share.
@@ -54,7 +57,7 @@ AGENT_SPECS = (
     "greedy[:BUDGET]",
     "greedy:key=value,...",
     "sac:RUN_DIR",
-    "sac-checked:RUN_DIR[:K][:stop=R][:expert]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert]",
 )
 DEFAULT_CHECKED_K = 10
 DEFAULT_GREEDY_BUDGET = ExpertConfig.budget
@@ -209,7 +212,8 @@ class CheckedSacAgent(SacAgent):
     batch (the lowest simulated max rho wins), or with ``stop`` one at a time until one's simulated
     max rho is below ``stop``. With an ``expert`` as well, a step where none is below ``stop`` goes
     on with that expert's search (the candidates already simulated are not simulated again), and
-    the best of everything simulated by the expert's order is played."""
+    the best of everything simulated by the expert's order is played. With a ``reverter``, calm
+    steps are the expert's: back to the reference topology when it is safe."""
 
     def __init__(
         self,
@@ -221,11 +225,13 @@ class CheckedSacAgent(SacAgent):
         k: int = DEFAULT_CHECKED_K,
         stop: float | None = None,
         expert: Expert | None = None,
+        reverter: Expert | None = None,
     ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
         self.stop = stop
         self.expert = expert
+        self.reverter = reverter
         self.stats["expert_steps"] = 0  # stressed steps handed to the expert (fallback)
 
     def reset(self, obs) -> None:
@@ -235,7 +241,11 @@ class CheckedSacAgent(SacAgent):
     def choose(self, obs) -> int:
         default = reconnect_or_nothing(obs, self.space)
         if obs.rho.max() < self.rho_threshold:
-            return default
+            if self.reverter is None:
+                return default
+            calm = self.reverter.search(obs)  # back to the reference topology when it is safe
+            self.stats["simulate_calls"] += len(calm.candidates)
+            return calm.action
         ranked = self.sac.policy(self.features(obs), self.space.top_mask(obs)).top_k(self.k)
         noop = disguised_noops(obs, self.space)
         candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
@@ -274,23 +284,27 @@ class CheckedSacAgent(SacAgent):
         return action
 
 
+CHECKED_FLAGS = ("expert", "revert")
+
+
 @dataclasses.dataclass(frozen=True)
 class CheckedSpec:
-    """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert]`` names."""
+    """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert]`` names."""
 
     path: str
     k: int = DEFAULT_CHECKED_K
     stop: float | None = None
     expert: bool = False
+    revert: bool = False
 
 
 def parse_checked_spec(argument: str) -> CheckedSpec:
-    """The parts of ``sac-checked``'s ``RUN_DIR[:K][:stop=R][:expert]``."""
-    path, k, stop, expert = argument, DEFAULT_CHECKED_K, None, False
+    """The parts of ``sac-checked``'s ``RUN_DIR[:K][:stop=R][:expert][:revert]``."""
+    path, k, stop, flags = argument, DEFAULT_CHECKED_K, None, set()
     head, _, tail = path.rpartition(":")
-    if head and tail == "expert":
-        path, expert = head, True
-    head, _, tail = path.rpartition(":")
+    while head and tail in CHECKED_FLAGS:
+        path, flags = head, flags | {tail}
+        head, _, tail = path.rpartition(":")
     if head and tail.startswith("stop="):
         try:
             stop = float(tail.removeprefix("stop="))
@@ -301,7 +315,7 @@ def parse_checked_spec(argument: str) -> CheckedSpec:
                 f"sac-checked stop {tail!r} must be a positive max rho, e.g. sac-checked:runs/a:10:stop=1.0"
             )
         path = head
-    if expert and stop is None:
+    if "expert" in flags and stop is None:
         raise AgentSpecError(
             "sac-checked's expert fallback needs a stop (it searches when no candidate is below it), "
             "e.g. sac-checked:runs/a:50:stop=0.95:expert"
@@ -313,7 +327,7 @@ def parse_checked_spec(argument: str) -> CheckedSpec:
                 f"sac-checked K {tail!r} must be a positive integer, e.g. sac-checked:runs/a:10"
             )
         path, k = head, int(tail)
-    return CheckedSpec(path, k, stop, expert)
+    return CheckedSpec(path, k, stop, "expert" in flags, "revert" in flags)
 
 
 def load_sac(
@@ -360,8 +374,16 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     if kind == "sac-checked" and argument:
         checked = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(checked.path), env, space)
-        expert = Expert.from_config(space, env.action_space, ExpertConfig()) if checked.expert else None
+        expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=config.rho_threshold))
         return CheckedSacAgent(
-            env, space, sac, features, config.rho_threshold, checked.k, checked.stop, expert
+            env,
+            space,
+            sac,
+            features,
+            config.rho_threshold,
+            checked.k,
+            checked.stop,
+            expert if checked.expert else None,
+            expert if checked.revert else None,
         )
     raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")

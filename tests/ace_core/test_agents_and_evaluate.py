@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError, CheckpointError, ConfigError
 from ace_core.evaluate import evaluate
 from ace_core.events import MemorySink
+from ace_core.grid.candidates import reference_topologies, substation_topologies
 from ace_core.train import train
 from tests.sandbox_settings import sandbox_settings
 
@@ -156,7 +158,9 @@ def test_checked_policy_hands_the_hardest_steps_to_the_expert(sandbox, sandbox_r
 def test_checked_spec_parts_are_checked(sandbox, sandbox_run):
     agent = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95", sandbox)
     assert (agent.k, agent.stop, agent.expert) == (3, 0.95, None)
-    assert load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95:expert", sandbox).expert is not None
+    both = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95:expert:revert", sandbox)
+    assert both.expert is not None and both.reverter is not None and both.stop == 0.95
+    assert load_agent(f"sac-checked:{sandbox_run}:revert", sandbox).reverter is not None
     with pytest.raises(AgentSpecError, match="needs a stop"):
         load_agent(f"sac-checked:{sandbox_run}:3:expert", sandbox)
     assert load_agent(f"sac-checked:{sandbox_run}:stop=1", sandbox).k == 10
@@ -164,3 +168,27 @@ def test_checked_spec_parts_are_checked(sandbox, sandbox_run):
         load_agent(f"sac-checked:{sandbox_run}:3:stop=high", sandbox)
     with pytest.raises(AgentSpecError, match="positive integer"):
         load_agent(f"sac-checked:{sandbox_run}:0:stop=1.0", sandbox)
+
+
+def test_checked_policy_can_go_back_to_the_reference_topology_when_calm(sandbox, sandbox_run):
+    agent = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.95:revert", sandbox)
+    agent.rho_threshold = 2.0  # every step is calm
+    agent.reverter.config = dataclasses.replace(agent.reverter.config, threshold=2.0)
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    assert agent.choose(obs) == 0 and agent.simulate_calls == 0  # nothing is split: nothing to try
+    splits = [
+        index
+        for sub in range(agent.space.n_sub)
+        for index in substation_topologies(obs, agent.space, sub, agent.space.action_mask(obs))
+    ]
+    rho = agent.reverter.evaluate(obs, splits)
+    split = next(index for index, after in zip(splits, rho, strict=True) if after < 0.7)
+    obs, *_ = sandbox.step(agent.space.to_grid2op(split, sandbox.action_space))
+    obs, *_ = sandbox.step(sandbox.action_space({}))  # the substation's cooldown
+    assert obs.rho.max() < agent.reverter.config.safe
+    back = agent.choose(obs)
+    (reference,) = reference_topologies(obs, agent.space)
+    assert agent.simulate_calls == 1
+    # played only if it keeps the grid below the expert's safe level
+    (after,) = agent.reverter.evaluate(obs, [reference])
+    assert back == (reference if after < agent.reverter.config.safe else 0)
