@@ -5,6 +5,7 @@ silent one with how to go on, and started again from its page the mine resumes w
 from __future__ import annotations
 
 import re
+import threading
 import time
 from datetime import timedelta
 from html import unescape
@@ -168,3 +169,42 @@ def test_a_worker_back_from_a_freeze_leaves_its_failed_mine_and_the_new_one_alon
     assert mine_finish(mine_id=frozen.pk) is None
     assert Mine.objects.get(pk=frozen.pk).status == MineStatus.FAILED
     assert Mine.objects.get(pk=again.pk).status == MineStatus.RUNNING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_whose_mine_was_failed_mid_mine_stops_at_its_next_episode(engineer, settings, tmp_path):
+    from webapp.training.worker.mining import mine_attempt
+
+    settings.GRIDACE_MINES_DIR = str(tmp_path / "mines")
+    settings.GRIDACE_HEARTBEAT_SECONDS = 0.05
+    mine = mine_launch(
+        env=MINE_ENV, expert=MINE_EXPERT, seeds=4, episodes=2, episode_length=48, launched_by=engineer
+    )
+    episodes = Path(mine.out_dir) / "episodes"
+    failed: list = []
+
+    def watchdog() -> None:
+        """Fails the mine as the watchdog does, once its worker has mined an episode (every few
+        milliseconds, as the watchdog does every cycle: a row its heartbeat is stamping is skipped)."""
+        deadline = time.monotonic() + 120
+        while not any(episodes.glob("*.npz")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        while not failed and time.monotonic() < deadline:
+            failed.extend(mines_recover_stale(now=timezone.now() + timedelta(hours=1), stale_after=STALE))
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=watchdog)
+    thread.start()
+    try:
+        result = mine_attempt(mine_id=mine.pk)
+    finally:
+        thread.join()
+
+    assert [lost.mine_id for lost in failed] == [mine.pk]
+    assert result == {"mine": mine.pk, "skipped": "mine is no longer running"}
+    mine.refresh_from_db()
+    assert mine.status == MineStatus.FAILED and mine.error.startswith(MINE_LOST)  # the watchdog's
+    assert mine.episodes_total == 8
+    mined = len(list(episodes.glob("*.npz")))
+    assert 1 <= mined < 8 and not list(episodes.glob("*.playing"))  # stopped early, nothing half-played
+    assert not (Path(mine.out_dir) / "summary.json").exists()  # nothing that looks complete
