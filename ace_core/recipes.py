@@ -135,8 +135,8 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 10,000 agent decisions (2,000,000 environment steps at most), validating every 500
                 decisions and keeping the best policy as best.pt. Measured on the clone alone:
                 checked by simulation as deployed (sac-checked, top 50, first safe below max rho
-                0.95) it survives 0.851 +- 0.003 of the test day over 3 cloning seeds with 2.1
-                simulations per step (the expert 0.878 with 59, doing nothing 0.698); plain, 0.728.
+                0.9) it survives 0.853 +- 0.001 of the test day over 3 cloning seeds with 1.5
+                simulations per step (the expert 0.878 with 59, doing nothing 0.698); plain, 0.640.
                 Figures: docs/results-imitation.md.""",
                 GRID_36_BUS,
                 pretrain_mine="auto",

@@ -200,8 +200,9 @@ GRIDACE_STALE_AFTER_SECONDS = env_number("GRIDACE_STALE_AFTER_SECONDS", 30.0)
 GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
 GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
 # An evaluation also plays the run's policy as deployed: its K most likely actions checked by
-# simulation, ``K[:stop=R]`` of ace_core's ``sac-checked`` agent (empty: the plain policy only).
-GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT", "50:stop=0.95")
+# simulation, ``K[:stop=R][:expert]`` of ace_core's ``sac-checked`` agent. Unset: each grid's
+# validated check (``ace_core.agents.deployed_check``); empty: the plain policy only.
+GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT")
 
 # --- live operations ------------------------------------------------------------------------
 # A live session whose feed worker is silent this long is taken over by another worker.

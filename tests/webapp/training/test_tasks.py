@@ -17,6 +17,7 @@ from webapp.review.models import Refinement, RewardShaping
 from webapp.training.models import (
     Checkpoint,
     EpisodeRecord,
+    Evaluation,
     EvaluationStatus,
     FinetuneRecord,
     MetricPoint,
@@ -25,6 +26,7 @@ from webapp.training.models import (
 )
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.runs import run_cancel, run_resume
+from webapp.training.worker.evaluation import run_agents
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -165,3 +167,18 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
     assert rows[:2] == names[:2]  # the run first, plain then checked, then the baselines, best survival first
     survival = [results[name]["survival_mean"] for name in rows[2:]]
     assert survival == sorted(survival, reverse=True)
+
+
+def test_an_evaluation_checks_each_grid_policy_as_that_grid_deploys_it(settings, tmp_path):
+    checkpoint = Checkpoint(path=str(tmp_path / "checkpoint.pt"))
+
+    def checked(env: str) -> str | None:
+        return run_agents(Evaluation(run=TrainingRun(env=env), checkpoint=checkpoint)).get("ace-checked")
+
+    settings.GRIDACE_CHECKED_AGENT = None  # unset: each grid's validated check
+    assert checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:50:stop=0.9"
+    assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:50:stop=0.95"
+    settings.GRIDACE_CHECKED_AGENT = "10:stop=1.0:expert"  # set: every grid
+    assert checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:10:stop=1.0:expert"
+    settings.GRIDACE_CHECKED_AGENT = ""  # empty: the plain policy only
+    assert checked("l2rpn_neurips_2020_track1") is None

@@ -2,7 +2,7 @@
 
 The evaluator (``settings.GRIDACE_EVALUATOR``, normally :func:`ace_core.evaluate.evaluate`) runs
 once for the run's policy, once for it checked by simulation as deployed
-(``settings.GRIDACE_CHECKED_AGENT``) and once per baseline in ``settings.GRIDACE_BASELINES``, on
+(``settings.GRIDACE_CHECKED_AGENT``, or the grid's own check when unset) and once per baseline in ``settings.GRIDACE_BASELINES``, on
 the same episodes; each result is stored under the agent's name.
 """
 
@@ -29,12 +29,15 @@ def agent_spec_for(evaluation: Evaluation) -> str:
 
 def run_agents(evaluation: Evaluation) -> dict[str, str]:
     """Result name -> agent spec: the run's policy plain, checked by simulation, then the baselines."""
+    from ace_core.agents import deployed_check
+
     plain = agent_spec_for(evaluation)
     agents = {RUN_AGENT: plain}
-    if settings.GRIDACE_CHECKED_AGENT:
-        agents[RUN_CHECKED_AGENT] = (
-            f"sac-checked:{plain.removeprefix('sac:')}:{settings.GRIDACE_CHECKED_AGENT}"
-        )
+    check = settings.GRIDACE_CHECKED_AGENT
+    if check is None:
+        check = deployed_check(evaluation.run.env)
+    if check:
+        agents[RUN_CHECKED_AGENT] = f"sac-checked:{plain.removeprefix('sac:')}:{check}"
     return {**agents, **{name: name for name in settings.GRIDACE_BASELINES}}
 
 
