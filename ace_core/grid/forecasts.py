@@ -159,29 +159,39 @@ def make_env_with_forecasts(name: str, kind: str = "perfect", horizon: int = DEF
     from ace_core.grid.envs import make_env
 
     feeding = forecast_handlers(kind, horizon)
-    maintenance = _maintenance_handler(name)
+    files = _chronic_files(name)
+    maintenance = _maintenance_handler(files)
     if maintenance is not None:
         feeding["maintenance_handler"] = maintenance
+    if files and not any(f.startswith("prod_v.") for f in files):
+        # no voltage set-points in the chronics (l2rpn_idf_2023): the grid's own are kept
+        from grid2op.Chronics.handlers import DoNothingHandler
+
+        feeding["gen_v_handler"] = DoNothingHandler("prod_v")
+        feeding.pop("gen_v_for_handler", None)
     # grid2op 1.12's MultifolderWithCache keeps its handlers' "max step" from one reset to the
     # next, so a later reset starting past it fails: read the chronics at each reset instead
     kwargs.setdefault("cache_chronics", False)
     return make_env(name, data_feeding_kwargs=feeding, **kwargs)
 
 
-def _maintenance_handler(name: str):
-    """The handler reading the dataset's maintenance files, if its chronics have any."""
+def _chronic_files(name: str) -> set[str]:
+    """The file names of the dataset's first chronic (empty when it has none)."""
     from pathlib import Path
 
     import grid2op
-    from grid2op.Chronics.handlers import CSVMaintenanceHandler, JSONMaintenanceHandler
 
     from ace_core.grid.envs import downloaded_env_dir
 
     folder = downloaded_env_dir(name) or Path(grid2op.__file__).parent / "data" / name
     chronics = sorted(p for p in (folder / "chronics").glob("*") if p.is_dir())
-    if not chronics:
-        return None
-    files = {p.name for p in chronics[0].iterdir()}
+    return {p.name for p in chronics[0].iterdir()} if chronics else set()
+
+
+def _maintenance_handler(files: set[str]):
+    """The handler reading the dataset's maintenance files, if its chronics have any."""
+    from grid2op.Chronics.handlers import CSVMaintenanceHandler, JSONMaintenanceHandler
+
     if "maintenance_meta.json" in files:
         return JSONMaintenanceHandler()
     if files & {"maintenance.csv", "maintenance.csv.bz2"}:

@@ -106,8 +106,24 @@ def test_unknown_forecast_kind_is_a_clear_error():
 def test_forecast_envs_keep_the_datasets_maintenance():
     from grid2op.Chronics.handlers import CSVMaintenanceHandler, JSONMaintenanceHandler
 
-    from ace_core.grid.forecasts import _maintenance_handler
+    from ace_core.grid.forecasts import _chronic_files, _maintenance_handler
 
-    assert isinstance(_maintenance_handler("l2rpn_wcci_2020"), JSONMaintenanceHandler)
-    assert isinstance(_maintenance_handler("l2rpn_neurips_2020_track1"), CSVMaintenanceHandler)
-    assert _maintenance_handler("l2rpn_case14_sandbox") is None
+    def handler(name: str):
+        return _maintenance_handler(_chronic_files(name))
+
+    assert isinstance(handler("l2rpn_wcci_2020"), JSONMaintenanceHandler)
+    assert isinstance(handler("l2rpn_neurips_2020_track1"), CSVMaintenanceHandler)
+    assert handler("l2rpn_case14_sandbox") is None
+
+
+def test_a_grid_without_voltage_chronics_forecasts_with_its_own_set_points():
+    """l2rpn_idf_2023's chronics have no prod_v: its generators keep the grid's set-points, and a
+    perfect forecast three steps ahead is the state grid2op reaches."""
+    env = make_env_with_forecasts("l2rpn_idf_2023", "perfect", 3)
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    forecast, *_ = obs.simulate(env.action_space(), time_step=3)
+    start_v = obs.gen_v.copy()
+    for _ in range(3):
+        obs, *_ = env.step(env.action_space())
+    np.testing.assert_allclose(forecast.rho, obs.rho, atol=1e-4)
+    np.testing.assert_allclose(obs.gen_v, start_v, rtol=1e-3)  # nothing drives the set-points
