@@ -112,13 +112,18 @@ def test_episodes_of_three_days():
     assert report["episode_length"] == 864 and report["opponent"] == "env" and report["attacks"] == 0
 
 
+def deciding(spec: str, env):
+    """The agent ``spec`` names, asked to decide at every step."""
+    agent = load_agent(spec, env)
+    agent.rho_threshold = 0.0
+    return agent
+
+
 def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    batch = load_agent(f"sac-checked:{sandbox_run}:4", sandbox)
-    lenient = load_agent(f"sac-checked:{sandbox_run}:4:stop=100", sandbox)
-    strict = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
-    for agent in (batch, lenient, strict):
-        agent.rho_threshold = 0.0  # every step is a decision
+    batch = deciding(f"sac-checked:{sandbox_run}:4", sandbox)
+    lenient = deciding(f"sac-checked:{sandbox_run}:4:stop=100", sandbox)
+    strict = deciding(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
     chosen = batch.choose(obs)
     candidates = batch.simulate_calls
     assert candidates >= 2
@@ -130,11 +135,9 @@ def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
 
 def test_checked_policy_hands_the_hardest_steps_to_the_expert(sandbox, sandbox_run):
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
-    lenient = load_agent(f"sac-checked:{sandbox_run}:4:stop=100:expert", sandbox)
-    strict = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.0001:expert", sandbox)
-    alone = load_agent(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
-    for agent in (lenient, strict, alone):
-        agent.rho_threshold = 0.0  # every step is a decision
+    lenient = deciding(f"sac-checked:{sandbox_run}:4:stop=100:expert", sandbox)
+    strict = deciding(f"sac-checked:{sandbox_run}:4:stop=0.0001:expert", sandbox)
+    alone = deciding(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
     # a safe candidate: the expert is not asked
     assert lenient.choose(obs) == 0 and lenient.simulate_calls == 1
     assert lenient.stats["expert_steps"] == 0
