@@ -278,15 +278,10 @@ class CheckedSacAgent(SacAgent):
 
     def expert_search(self, obs, tried: dict[int, float]) -> int:
         """The expert's pick among its own candidates and those already ``tried``."""
-        expert = self.expert
-        fresh = [i for i in expert.candidates(obs, next(iter(tried))) if i not in tried]
+        search = self.expert.search(obs, known=tried)
         self.stats["expert_steps"] += 1
-        self.stats["simulate_calls"] += len(fresh)
-        indices = [*tried, *fresh]
-        action = expert.best(obs, indices, [*tried.values(), *expert.evaluate(obs, fresh)])
-        if action >= self.space.first_topology:
-            expert.played[action] += 1
-        return action
+        self.stats["simulate_calls"] += len(search.candidates) - len(tried) + search.screened
+        return search.action
 
 
 CHECKED_FLAGS = ("expert", "revert")
@@ -384,7 +379,9 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     if kind == "sac-checked" and argument:
         checked = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(checked.path), env, space)
-        expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=config.rho_threshold))
+        expert = None
+        if checked.expert or checked.revert:
+            expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=config.rho_threshold))
         return CheckedSacAgent(
             env,
             space,

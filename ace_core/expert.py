@@ -214,11 +214,16 @@ class Expert:
         )
         return indices[top[best]], len(top)
 
-    def search(self, obs) -> Search:
+    def search(self, obs, known: dict[int, float] | None = None) -> Search:
+        """One step of the module docstring. ``known``: candidates someone already simulated (action
+        -> max rho, the default first), ranked with the search's own and not simulated again, so
+        ``len(candidates) - len(known)`` simulations are spent."""
         default = cand.real_action(obs, self.space, _reconnect_or_nothing(obs))
         if obs.rho.max() >= self.config.threshold:
-            indices = self.candidates(obs, default)
-            scores = self.evaluate(obs, indices)
+            known = known or {}
+            fresh = [i for i in self.candidates(obs, default) if i not in known]
+            indices = [*known, *fresh]
+            scores = [*known.values(), *self.evaluate(obs, fresh)]
             action, screened = self.best_n1(obs, indices, scores)
             if action >= self.space.first_topology:
                 self.played[action] += 1

@@ -51,6 +51,18 @@ def test_a_stressed_expert_simulates_every_topology_of_the_loaded_substations(
         assert round(chosen, 3) < scores[0]
 
 
+def test_outcomes_already_known_are_ranked_not_simulated_again(sandbox, sandbox_space, fresh_obs):
+    config = ExpertConfig(threshold=0.0, lines=2)
+    alone = Expert(sandbox_space, sandbox.action_space, config).search(fresh_obs)
+    # a caller that already simulated two candidates (the default first) passes their max rho
+    other = next(i for i in alone.candidates[1:] if i != alone.action)
+    known = {0: alone.max_rho[0], other: -1.0}  # -1: better than anything, as only a given figure can be
+    search = Expert(sandbox_space, sandbox.action_space, config).search(fresh_obs, known=known)
+    assert search.candidates[:2] == [0, other] and search.max_rho[:2] == [known[0], -1.0]
+    assert sorted(search.candidates) == sorted(alone.candidates)  # each candidate once
+    assert search.action == other  # its known figure was used, not simulated again
+
+
 def test_a_budget_caps_the_candidates(sandbox, sandbox_space, fresh_obs):
     greedy = load_agent("greedy:budget=5,threshold=0", sandbox, sandbox_space)
     greedy.choose(fresh_obs)

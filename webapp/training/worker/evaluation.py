@@ -2,8 +2,8 @@
 
 The evaluator (``settings.GRIDACE_EVALUATOR``, normally :func:`ace_core.evaluate.evaluate`) runs
 once for the run's policy, once for it checked by simulation as deployed
-(``settings.GRIDACE_CHECKED_AGENT``, or the grid's own check when unset) and once per baseline in ``settings.GRIDACE_BASELINES``, on
-the same episodes; each result is stored under the agent's name.
+(``settings.GRIDACE_CHECKED_AGENT``, or the grid's own check when unset) and once per baseline in
+``settings.GRIDACE_BASELINES``, on the same episodes; each result is stored under the agent's name.
 """
 
 from __future__ import annotations
