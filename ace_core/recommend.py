@@ -47,7 +47,7 @@ from ace_core.grid.lookahead import ForecastSeries, look_ahead, skipped_look_ahe
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
 from ace_core.outcomes import Candidate, RecommendationSet, StateSecurity, outcome_words
-from ace_core.ranking import rank, rejection
+from ace_core.ranking import rank, rejection, safety_key
 from ace_core.recommend_topk import (  # noqa: F401 - the earlier path, re-exported for its callers
     Recommendation,
     SimulatedOutcome,
@@ -70,6 +70,11 @@ class PipelineConfig:
     """the greedy expert's best simulated actions considered"""
     expert_budget: int = 16
     """candidates the expert simulates one step ahead to find its best ``expert_k``"""
+    expert_n1: int = 0
+    """when above ``expert_k``: the expert pool's best this many by max rho are screened for N-1
+    and the ``expert_k`` kept are the first not worse than doing nothing by the safety order (N-1
+    before max rho); otherwise the pool's best ``expert_k`` by max rho are kept and only those
+    are screened"""
     horizon: int = DEFAULT_HORIZON
     """look-ahead steps (5 minutes each)"""
     look_ahead_top: int = 3
@@ -78,7 +83,7 @@ class PipelineConfig:
     """lines (ids or names) whose loss N-1 screens; None: every line"""
 
     def __post_init__(self) -> None:
-        for name in ("policy_k", "expert_k", "expert_budget", "look_ahead_top"):
+        for name in ("policy_k", "expert_k", "expert_budget", "expert_n1", "look_ahead_top"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{name}={value!r} must be a whole number >= 0")
@@ -159,8 +164,16 @@ class RecommendationPipeline:
             return (int(self.space.line_or_sub[line]), int(self.space.line_ex_sub[line]))
         return (int(self.space.bits_of(index)[0]),)
 
-    def _keep_expert_best(self, candidates: list[Candidate], n_proposed: int) -> list[Candidate]:
-        """The proposed candidates and the expert pool's best ``expert_k`` by simulated max rho."""
+    def _pool_kept(self) -> int:
+        """How many of the expert pool's best by max rho keep their post-action grid."""
+        return max(self.config.expert_k, self.config.expert_n1)
+
+    def _keep_expert_best(
+        self, candidates: list[Candidate], n_proposed: int, grids: dict
+    ) -> tuple[list[Candidate], dict[str, float]]:
+        """The proposed candidates and the expert pool's best ``expert_k``: by simulated max rho,
+        or, of its best ``expert_n1`` screened for N-1, those not worse than doing nothing by the
+        safety order (with the time that screening took)."""
         reference = candidates[0]
         pool = [
             c
@@ -169,7 +182,14 @@ class RecommendationPipeline:
             if not c.failed and (reference.failed or abs(c.max_rho_after - reference.max_rho_after) > 1e-9)
         ]
         pool.sort(key=lambda c: c.max_rho_after)
-        return candidates[:n_proposed] + pool[: self.config.expert_k]
+        spent: dict[str, float] = {}
+        if self.config.expert_n1 > self.config.expert_k:
+            pool = pool[: self.config.expert_n1]
+            spent = self._screen([reference, *pool], grids)
+            # those worse than doing nothing last (they would only be rejected), then the safety
+            # order; stable: equal keys keep the max rho order
+            pool.sort(key=lambda c: (bool(rejection(c, reference)), safety_key(c)))
+        return candidates[:n_proposed] + pool[: self.config.expert_k], spent
 
     # ----- the run -----
     def run(self, obs, state_backend=None) -> RecommendationSet:
@@ -188,10 +208,11 @@ class RecommendationPipeline:
         simulated_at = time.perf_counter()
         actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
         grids = self._simulate(obs, candidates, actions, n_proposed)
-        candidates = self._keep_expert_best(candidates, n_proposed)
-        reference, others = candidates[0], candidates[1:]
         timings["simulate_ms"] = (time.perf_counter() - simulated_at) * 1000
-        timings.update(self._screen(candidates, grids))
+        candidates, pool_screening = self._keep_expert_best(candidates, n_proposed, grids)
+        reference, others = candidates[0], candidates[1:]
+        screening = self._screen(candidates, grids)
+        timings.update({key: ms + pool_screening.get(key, 0.0) for key, ms in screening.items()})
 
         looked_at = time.perf_counter()
         first_pass, _ = rank(others, reference)
@@ -240,14 +261,14 @@ class RecommendationPipeline:
         candidate's, and of the expert's pool only those that may be among its best."""
         grids: dict[int, SolvedGrid] = {}
         pool_best: list[float] = []  # the expert pool's lowest max rho so far
-        expert_k = self.config.expert_k
+        kept = self._pool_kept()
 
         def keep_grid(i: int, simulated: Simulated, backend) -> None:
             if simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception"):
                 return
             if i >= n_proposed:
                 score = float(simulated.rho.max())
-                if len(pool_best) >= expert_k and score >= pool_best[expert_k - 1]:
+                if len(pool_best) >= kept and score >= pool_best[kept - 1]:
                     return
                 bisect.insort(pool_best, score)
             grids[candidates[i].action_index] = SolvedGrid.of(backend)
@@ -261,11 +282,12 @@ class RecommendationPipeline:
         return grids
 
     def _screen(self, candidates: list[Candidate], grids: dict) -> dict[str, float]:
-        """N-1 of each candidate's post-action grid; the time spent, and LightSim2Grid's part."""
+        """N-1 of each candidate's post-action grid not screened yet; the time spent, and
+        LightSim2Grid's part."""
         spent = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
         for candidate in candidates:
             grid = grids.get(candidate.action_index)
-            if grid is not None:
+            if grid is not None and candidate.n1 is None:
                 candidate.n1 = screen_n1(grid, self.lines, self.line_names)
                 spent["n1_ms"] += candidate.n1.total_ms
                 spent["n1_solver_ms"] += candidate.n1.solver_ms

@@ -4,7 +4,8 @@ For each env: the env is made with one hour of perfect forecasts built from its 
 each test day is played by an operator who accepts the top card whenever the grid is stressed
 (max rho >= ``--threshold``) and one is shown, and otherwise does nothing. At every stressed step
 the pipeline runs (policy top-5 with the run's trained weights when ``--policy`` is given, random
-weights otherwise, plus the expert's best 4), and every shown recommendation is re-simulated with
+weights otherwise, plus the expert's best 4, chosen by max rho or, with ``--expert-n1 N``, by
+the safety order over its best N screened for N-1), and every shown recommendation is re-simulated with
 grid2op's ``obs.simulate`` and compared with doing nothing: a game over where doing nothing
 survives, a higher max rho or more overloaded lines count as "worse than doing nothing". Printed
 as JSON:
@@ -17,10 +18,11 @@ as JSON:
 - ``top_card_n1_worst_lower_than_nothing``: how often the top card's worst single outage loads a
   line less than doing nothing's, and the mean worst rho of both;
 - ``rejected``: candidates the pipeline rejected, with the most frequent reasons;
-- ``survived_steps`` of the days played this way, against doing nothing's.
+- ``survived_steps`` of the days played this way, against doing nothing's;
+- ``pipeline_ms_mean``: the pipeline's mean time per stressed step.
 
     .venv/bin/python bench/recommend_quality.py [--envs rte_case14_realistic,l2rpn_wcci_2020]
-        [--policy runs/sac0] [--days 1] [--threshold 0.9]
+        [--policy runs/sac0] [--days 1] [--split test] [--threshold 0.9] [--expert-n1 16]
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
         if obs.rho.max() >= threshold:
             result = pipeline.run(obs, state_backend=env.backend)
             stats["stressed_steps"] += 1
+            stats["pipeline_ms"] += result.timings_ms["total_ms"]
             stats["doing_nothing_n1_secure"] += bool(result.reference.n1 and result.reference.n1.secure)
             for card in result.recommendations:
                 stats["shown"] += 1
@@ -101,7 +104,7 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
     return {"stats": dict(stats), "reasons": dict(reasons), "n1_worst": n1_worst}
 
 
-def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dict:
+def bench_env(name: str, policy: str | None, days: int, threshold: float, expert_n1: int, split: str) -> dict:
     import torch
 
     from ace_core.agents import load_sac
@@ -121,9 +124,9 @@ def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dic
     else:
         features = FeatureBuilder(env)
         sac = SAC(features.size, space, TrainConfig(env=name).sac)
-    pipeline = RecommendationPipeline(env, space, PipelineConfig(), sac, features)
+    pipeline = RecommendationPipeline(env, space, PipelineConfig(expert_n1=expert_n1), sac, features)
     totals, reasons, survival, n1_worst = collections.Counter(), collections.Counter(), [], []
-    for i, scenario in enumerate(scenarios(env, "test")[:days]):
+    for i, scenario in enumerate(scenarios(env, split)[:days]):
         played = play_day(env, pipeline, space, scenario, i, threshold, follow=True)
         nothing = play_day(env, pipeline, space, scenario, i, 2.0, follow=False)  # never stressed
         totals.update(played["stats"])
@@ -135,7 +138,9 @@ def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dic
     return {
         "env": name,
         "policy": policy or "random weights",
+        "split": split,
         "days": len(survival),
+        "expert_n1": expert_n1,
         "stressed_steps": totals["stressed_steps"],
         "shown": totals["shown"],
         "shown_worse_than_nothing": totals["shown_worse_than_nothing"],
@@ -150,6 +155,7 @@ def bench_env(name: str, policy: str | None, days: int, threshold: float) -> dic
             sum(t for t, _ in n1_worst) / max(len(n1_worst), 1),
             sum(n for _, n in n1_worst) / max(len(n1_worst), 1),
         ],
+        "pipeline_ms_mean": totals["pipeline_ms"] / stressed,
         "rejected": totals["rejected"],
         "rejected_reasons": dict(reasons.most_common(6)),
         "survived_steps_following_top_card": [s for s, _ in survival],
@@ -162,11 +168,21 @@ def main() -> None:
     parser.add_argument("--envs", default="rte_case14_realistic,l2rpn_wcci_2020")
     parser.add_argument("--policy", default=None, help="a training run's directory or checkpoint")
     parser.add_argument("--days", type=int, default=1)
+    parser.add_argument("--split", default="test", choices=("train", "validation", "test"))
     parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument(
+        "--expert-n1",
+        type=int,
+        default=0,
+        help="screen the expert pool's best N for N-1 and keep its best 4 by the safety order",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     warnings.filterwarnings("ignore")
-    results = [bench_env(n, args.policy, args.days, args.threshold) for n in args.envs.split(",")]
+    results = [
+        bench_env(n, args.policy, args.days, args.threshold, args.expert_n1, args.split)
+        for n in args.envs.split(",")
+    ]
     print(json.dumps({"results": results}, indent=2))
 
 

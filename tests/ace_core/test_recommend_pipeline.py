@@ -9,6 +9,7 @@ from ace_core.grid.contingency import ContingencyListError
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.forecasts import ForecastError, make_env_with_forecasts
+from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.ranking import safety_key
 from ace_core.recommend import PipelineConfig, RecommendationPipeline
 from ace_core.rl.sac import SAC
@@ -73,6 +74,46 @@ def test_no_recommendation_is_worse_than_doing_nothing_on_stressed_days(realisti
             rejected += len(result.rejected)
             json.dumps(result.to_json())  # what the console and the API send
     assert shown > 0 and rejected > 0
+
+
+def _expert_pool(result) -> list:
+    """The expert pool's candidates a run kept (not those the reference or default also are)."""
+    return [c for c in (*result.recommendations, *result.rejected) if c.sources[0] == "expert"]
+
+
+def test_an_n1_screened_expert_pool_keeps_its_safest_candidate_not_worse_than_nothing(realistic):
+    env, space, features, sac = realistic
+
+    def pipeline(**config):
+        # no candidate's look-ahead: rejections and keys are those the pool is chosen by
+        config = PipelineConfig(policy_k=0, expert_budget=16, look_ahead_top=0, **config)
+        return RecommendationPipeline(env, space, config, sac, features)
+
+    by_n1, by_max_rho, whole_pool = (
+        pipeline(expert_k=1, expert_n1=16),
+        pipeline(expert_k=1),
+        pipeline(expert_k=16),
+    )
+    # a stressed validation morning that doing nothing ends at step 3: at its second step the
+    # pool's safest candidate by the safety order clears the overload but raises max rho to 149 %,
+    # worse than doing nothing
+    obs = reset_to(env, scenarios(env, "validation")[2], 2)
+    compared = 0
+    for step in range(3):
+        pool = _expert_pool(whole_pool.run(obs))
+        acceptable = [c for c in pool if not c.rejected_because]
+        (kept,) = _expert_pool(by_n1.run(obs))
+        (lowest_rho,) = _expert_pool(by_max_rho.run(obs))
+        assert lowest_rho.max_rho_after == min(c.max_rho_after for c in pool)
+        if acceptable:
+            assert not kept.rejected_because
+            assert safety_key(kept)[:5] == min(safety_key(c)[:5] for c in acceptable)
+            if not lowest_rho.rejected_because:
+                assert safety_key(kept)[:5] <= safety_key(lowest_rho)[:5]  # N-1 before max rho
+            compared += 1
+        if step < 2:
+            obs, *_ = env.step(env.action_space({}))
+    assert compared == 3
 
 
 def test_the_reference_carries_n1_and_look_ahead_and_the_state_its_alarms(realistic):
