@@ -81,39 +81,54 @@ def _expert_pool(result) -> list:
     return [c for c in (*result.recommendations, *result.rejected) if c.sources[0] == "expert"]
 
 
-def test_an_n1_screened_expert_pool_keeps_its_safest_candidate_not_worse_than_nothing(realistic):
-    env, space, features, sac = realistic
+def _kept_by_n1_and_by_max_rho(env, space, features, sac, obs):
+    """(the candidate an N-1-screened expert pool keeps, the one its lowest max rho is, the whole
+    pool with its figures), with no candidate's look-ahead: the rejections and keys the pool is
+    chosen by."""
 
     def pipeline(**config):
-        # no candidate's look-ahead: rejections and keys are those the pool is chosen by
         config = PipelineConfig(policy_k=0, expert_budget=16, look_ahead_top=0, **config)
         return RecommendationPipeline(env, space, config, sac, features)
 
-    by_n1, by_max_rho, whole_pool = (
-        pipeline(expert_k=1, expert_n1=16),
-        pipeline(expert_k=1),
-        pipeline(expert_k=16),
-    )
+    (kept,) = _expert_pool(pipeline(expert_k=1, expert_n1=16).run(obs))
+    (lowest_rho,) = _expert_pool(pipeline(expert_k=1).run(obs))
+    pool = _expert_pool(pipeline(expert_k=16).run(obs))
+    assert lowest_rho.max_rho_after == min(c.max_rho_after for c in pool)
+    acceptable = [c for c in pool if not c.rejected_because]
+    assert acceptable and not kept.rejected_because
+    assert safety_key(kept)[:5] == min(safety_key(c)[:5] for c in acceptable)
+    return kept, lowest_rho
+
+
+def test_an_n1_screened_expert_pool_keeps_its_safest_candidate_not_worse_than_nothing(realistic):
+    env, space, features, sac = realistic
     # a stressed validation morning that doing nothing ends at step 3: at its second step the
     # pool's safest candidate by the safety order clears the overload but raises max rho to 149 %,
     # worse than doing nothing
     obs = reset_to(env, scenarios(env, "validation")[2], 2)
-    compared = 0
     for step in range(3):
-        pool = _expert_pool(whole_pool.run(obs))
-        acceptable = [c for c in pool if not c.rejected_because]
-        (kept,) = _expert_pool(by_n1.run(obs))
-        (lowest_rho,) = _expert_pool(by_max_rho.run(obs))
-        assert lowest_rho.max_rho_after == min(c.max_rho_after for c in pool)
-        if acceptable:
-            assert not kept.rejected_because
-            assert safety_key(kept)[:5] == min(safety_key(c)[:5] for c in acceptable)
-            if not lowest_rho.rejected_because:
-                assert safety_key(kept)[:5] <= safety_key(lowest_rho)[:5]  # N-1 before max rho
-            compared += 1
+        kept, lowest_rho = _kept_by_n1_and_by_max_rho(env, space, features, sac, obs)
+        if not lowest_rho.rejected_because:
+            assert safety_key(kept)[:5] <= safety_key(lowest_rho)[:5]
         if step < 2:
             obs, *_ = env.step(env.action_space({}))
-    assert compared == 3
+
+
+def test_an_n1_screened_expert_pool_prefers_fewer_outages_that_split_the_grid_to_a_lower_max_rho():
+    env = make_env_with_forecasts("l2rpn_neurips_2020_track1", "perfect", 12)
+    space = build_action_space(env)
+    features = FeatureBuilder(env)
+    sac = SAC(features.size, space, TrainConfig(env="l2rpn_neurips_2020_track1", hidden=32).sac)
+    # the validation day's evening, doing nothing: the pool's lowest max rho leaves 3 single
+    # outages that split the grid, a split at the same substation leaves 2
+    obs = reset_to(env, scenarios(env, "validation")[0], 0)
+    for _ in range(198):
+        obs, _, done, _ = env.step(env.action_space({}))
+        assert not done
+    kept, lowest_rho = _kept_by_n1_and_by_max_rho(env, space, features, sac, obs)
+    assert len(kept.n1.diverged) < len(lowest_rho.n1.diverged)
+    assert kept.max_rho_after > lowest_rho.max_rho_after
+    env.close()
 
 
 def test_the_reference_carries_n1_and_look_ahead_and_the_state_its_alarms(realistic):
