@@ -47,7 +47,7 @@ from ace_core.grid.lookahead import ForecastSeries, look_ahead, skipped_look_ahe
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
 from ace_core.outcomes import Candidate, RecommendationSet, StateSecurity, outcome_words
-from ace_core.ranking import rank, rejection, safety_key
+from ace_core.ranking import rank, rejection
 from ace_core.recommend_topk import (  # noqa: F401 - the earlier path, re-exported for its callers
     Recommendation,
     SimulatedOutcome,
@@ -169,11 +169,11 @@ class RecommendationPipeline:
         return max(self.config.expert_k, self.config.expert_n1)
 
     def _keep_expert_best(
-        self, candidates: list[Candidate], n_proposed: int, grids: dict
-    ) -> tuple[list[Candidate], dict[str, float]]:
+        self, candidates: list[Candidate], n_proposed: int, grids: dict, timings: dict[str, float]
+    ) -> list[Candidate]:
         """The proposed candidates and the expert pool's best ``expert_k``: by simulated max rho,
-        or, of its best ``expert_n1`` screened for N-1, those not worse than doing nothing by the
-        safety order (with the time that screening took)."""
+        or, of its best ``expert_n1`` screened for N-1, the first by the ranking (those worse than
+        doing nothing last)."""
         reference = candidates[0]
         pool = [
             c
@@ -182,14 +182,12 @@ class RecommendationPipeline:
             if not c.failed and (reference.failed or abs(c.max_rho_after - reference.max_rho_after) > 1e-9)
         ]
         pool.sort(key=lambda c: c.max_rho_after)
-        spent: dict[str, float] = {}
         if self.config.expert_n1 > self.config.expert_k:
             pool = pool[: self.config.expert_n1]
-            spent = self._screen([reference, *pool], grids)
-            # those worse than doing nothing last (they would only be rejected), then the safety
-            # order; stable: equal keys keep the max rho order
-            pool.sort(key=lambda c: (bool(rejection(c, reference)), safety_key(c)))
-        return candidates[:n_proposed] + pool[: self.config.expert_k], spent
+            self._screen([reference, *pool], grids, timings)
+            acceptable, rejected = rank(pool, reference)  # the run ranks those kept again
+            pool = acceptable + rejected
+        return candidates[:n_proposed] + pool[: self.config.expert_k]
 
     # ----- the run -----
     def run(self, obs, state_backend=None) -> RecommendationSet:
@@ -199,7 +197,7 @@ class RecommendationPipeline:
         case, but with the generators at their realised output (slack share included) rather
         than their set-points, so outages share the lost power slightly differently."""
         started = time.perf_counter()
-        timings: dict[str, float] = {}
+        timings: dict[str, float] = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
         state_n1 = self._state_n1(obs, state_backend)
         candidates, n_proposed, timings["policy_ms"] = self._candidates(obs)
         forecast, notes = self._forecast(obs)
@@ -209,10 +207,9 @@ class RecommendationPipeline:
         actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
         grids = self._simulate(obs, candidates, actions, n_proposed)
         timings["simulate_ms"] = (time.perf_counter() - simulated_at) * 1000
-        candidates, pool_screening = self._keep_expert_best(candidates, n_proposed, grids)
+        candidates = self._keep_expert_best(candidates, n_proposed, grids, timings)
         reference, others = candidates[0], candidates[1:]
-        screening = self._screen(candidates, grids)
-        timings.update({key: ms + pool_screening.get(key, 0.0) for key, ms in screening.items()})
+        self._screen(candidates, grids, timings)
 
         looked_at = time.perf_counter()
         first_pass, _ = rank(others, reference)
@@ -250,7 +247,7 @@ class RecommendationPipeline:
         candidates = [reference, candidate]
         forecast, _ = self._forecast(obs)
         grids = self._simulate(obs, candidates, [self.g2op_space({}), action], n_proposed=2)
-        self._screen(candidates, grids)
+        self._screen(candidates, grids, {"n1_ms": 0.0, "n1_solver_ms": 0.0})
         self._look_ahead(obs, forecast, candidates, grids, actions={candidate.action_index: action})
         candidate.rejected_because = rejection(candidate, reference)
         return candidate
@@ -281,17 +278,15 @@ class RecommendationPipeline:
             _fill(candidate, outcome, before)
         return grids
 
-    def _screen(self, candidates: list[Candidate], grids: dict) -> dict[str, float]:
+    def _screen(self, candidates: list[Candidate], grids: dict, timings: dict[str, float]) -> None:
         """N-1 of each candidate's post-action grid not screened yet; the time spent, and
-        LightSim2Grid's part."""
-        spent = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
+        LightSim2Grid's part, added to ``timings``' ``n1_ms`` and ``n1_solver_ms``."""
         for candidate in candidates:
             grid = grids.get(candidate.action_index)
             if grid is not None and candidate.n1 is None:
                 candidate.n1 = screen_n1(grid, self.lines, self.line_names)
-                spent["n1_ms"] += candidate.n1.total_ms
-                spent["n1_solver_ms"] += candidate.n1.solver_ms
-        return spent
+                timings["n1_ms"] += candidate.n1.total_ms
+                timings["n1_solver_ms"] += candidate.n1.solver_ms
 
     def _look_ahead(self, obs, forecast, candidates: list[Candidate], grids: dict, actions=None) -> None:
         if not forecast.horizon:
