@@ -11,7 +11,12 @@ the policy moves towards higher Q only as far as it keeps playing like the exper
 was asked.
 
 The decisions come from ``TrainConfig.anchor_mines()`` (``anchor_mine``, else the run's
-``pretrain_mine``); they must share the run's action space and feature scale.
+``pretrain_mine``); they must share the run's action space and feature scale. With
+``teacher_anchor`` the expert teacher's own decisions during the run (:class:`DecisionLog`, kept by
+:mod:`ace_core.teacher`) are sampled beside them: with the teacher set to the deployed check (the
+policy's top k simulated, ``teacher_budget`` 0), the policy clones what the simulation chose among
+its own candidates on the states the run reaches, so the check's improvement is distilled into the
+plain policy (expert iteration, Anthony et al. 2017).
 """
 
 from __future__ import annotations
@@ -56,6 +61,69 @@ class ExpertAnchor:
             )
         return cls(dataset.features, top_masks(space, dataset.legal()), dataset.actions)
 
-    def sample(self, batch_size: int, rng: np.random.Generator) -> AnchorBatch:
-        rows = torch.from_numpy(rng.integers(0, len(self), size=batch_size))
-        return AnchorBatch(self.features[rows], self.masks[rows], self.actions[rows])
+    def sample(
+        self, batch_size: int, rng: np.random.Generator, taught: DecisionLog | None = None
+    ) -> AnchorBatch:
+        """A batch drawn uniformly over the mined decisions and, if given, the ``taught`` ones."""
+        extra = len(taught) if taught is not None else 0
+        rows = torch.from_numpy(rng.integers(0, len(self) + extra, size=batch_size))
+        mined = rows < len(self)
+        if mined.all():
+            return AnchorBatch(self.features[rows], self.masks[rows], self.actions[rows])
+        ours, theirs = rows[mined], rows[~mined] - len(self)
+        return AnchorBatch(
+            torch.cat([self.features[ours], taught.features[theirs]]),
+            torch.cat([self.masks[ours], taught.masks[theirs]]),
+            torch.cat([self.actions[ours], taught.actions[theirs]]),
+        )
+
+
+class DecisionLog:
+    """Decisions taken during a run (features, legal top-level mask, action), growing in place,
+    saved with the checkpoint so a resume clones the same ones."""
+
+    def __init__(self, feature_size: int, n_top: int, capacity: int = 1024) -> None:
+        self._features = torch.zeros((capacity, feature_size), dtype=torch.float32)
+        self._masks = torch.zeros((capacity, n_top), dtype=torch.bool)
+        self._actions = torch.zeros(capacity, dtype=torch.int64)
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def features(self) -> torch.Tensor:
+        return self._features[: self.size]
+
+    @property
+    def masks(self) -> torch.Tensor:
+        return self._masks[: self.size]
+
+    @property
+    def actions(self) -> torch.Tensor:
+        return self._actions[: self.size]
+
+    def add(self, features: np.ndarray, mask: np.ndarray, action: int) -> None:
+        if self.size == len(self._actions):
+            self._grow()
+        self._features[self.size] = torch.from_numpy(np.asarray(features, dtype=np.float32))
+        self._masks[self.size] = torch.from_numpy(np.asarray(mask, dtype=bool))
+        self._actions[self.size] = int(action)
+        self.size += 1
+
+    def _grow(self) -> None:
+        self._features = torch.cat([self._features, torch.zeros_like(self._features)])
+        self._masks = torch.cat([self._masks, torch.zeros_like(self._masks)])
+        self._actions = torch.cat([self._actions, torch.zeros_like(self._actions)])
+
+    def state_dict(self) -> dict:
+        return {
+            "features": self.features.numpy().copy(),
+            "masks": self.masks.numpy().copy(),
+            "actions": self.actions.numpy().copy(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.size = 0
+        for features, mask, action in zip(state["features"], state["masks"], state["actions"], strict=True):
+            self.add(features, mask, int(action))

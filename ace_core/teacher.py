@@ -7,6 +7,9 @@ greedy candidates) instead of the policy's. Its transitions enter the same repla
 Q learns what good topologies are worth and the soft policy update follows Q; the trained policy
 still acts alone. The draw uses the trainer's generator, and none is made once the schedule is
 over, so the rest of the run samples as a run without teacher.
+
+With ``teacher_anchor`` every decision the teacher takes is also kept (:class:`DecisionLog`) and
+the anchor term clones it beside the mined ones (:mod:`ace_core.anchor`).
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from ace_core.agents import greedy_search
+from ace_core.anchor import DecisionLog
 from ace_core.config import TrainConfig
 from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.candidates import real_action
 from ace_core.rl.sac import SAC
 
 
@@ -24,12 +29,20 @@ class ExpertTeacher(TrainerExtension):
     name = "teacher"
 
     def __init__(
-        self, config: TrainConfig, space: ActionSpace, g2op_space, sac: SAC, rng: np.random.Generator
+        self,
+        config: TrainConfig,
+        space: ActionSpace,
+        g2op_space,
+        sac: SAC,
+        rng: np.random.Generator,
+        feature_size: int,
     ) -> None:
         self.config, self.space, self.g2op_space = config, space, g2op_space
         self.sac, self.rng = sac, rng
         self.decisions = 0
         """decisions the expert took"""
+        self.taught = DecisionLog(feature_size, space.n_top) if config.teacher_anchor else None
+        """those decisions, for the anchor term to clone (``teacher_anchor``)"""
         self._step = 0
 
     def probability(self, step: int) -> float:
@@ -41,7 +54,10 @@ class ExpertTeacher(TrainerExtension):
         if not (probability > 0 and self.rng.random() < probability):
             return None
         self.decisions += 1
-        return self.expert_action(obs, features, mask)
+        action = self.expert_action(obs, features, mask)
+        if self.taught is not None:
+            self.taught.add(features, mask, real_action(obs, self.space, action))
+        return action
 
     def expert_action(self, obs, features: np.ndarray, mask: np.ndarray) -> int:
         k = self.config.teacher_top_k
@@ -61,7 +77,10 @@ class ExpertTeacher(TrainerExtension):
         }
 
     def state_dict(self) -> dict:
-        return {"decisions": self.decisions}
+        taught = {"taught": self.taught.state_dict()} if self.taught is not None else {}
+        return {"decisions": self.decisions, **taught}
 
     def load_state_dict(self, state: dict) -> None:
         self.decisions = state["decisions"]
+        if self.taught is not None:
+            self.taught.load_state_dict(state["taught"])

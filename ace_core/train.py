@@ -136,7 +136,9 @@ class Trainer:
         if start:
             self._start_from(start, where)
         self.buffer = ReplayBuffer(config.buffer_size, self.features.size, self.space.n_top)
-        self.teacher = ExpertTeacher(config, self.space, self.env.action_space, self.sac, self.rng)
+        self.teacher = ExpertTeacher(
+            config, self.space, self.env.action_space, self.sac, self.rng, self.features.size
+        )
         self.ace = self._coevolution()
         self.extensions: list[TrainerExtension] = [self.teacher, *([self.ace] if self.ace else [])]
         self.replay = self.buffer  # what SAC samples from: the RL buffer, or what an extension wraps
@@ -355,7 +357,11 @@ class Trainer:
         if len(self.buffer) >= self.config.learning_starts and self.decisions % self.config.update_every == 0:
             for _ in range(self.config.gradient_steps):
                 batch = self.replay.sample(self.config.batch_size, self.rng)
-                anchor = self.anchor.sample(self.config.batch_size, self.rng) if self.anchor else None
+                anchor = (
+                    self.anchor.sample(self.config.batch_size, self.rng, self.teacher.taught)
+                    if self.anchor
+                    else None
+                )
                 for key, value in self.sac.update(batch, anchor).items():
                     self._window.setdefault(key, []).append(value)
         return action

@@ -110,6 +110,8 @@ class TrainConfig:
     """the expert simulates reconnect-or-nothing, the policy's k most likely actions ..."""
     teacher_budget: int = 16
     """... and this many greedy candidates (reconnections, topologies at the ends of the most loaded lines), and plays the lowest simulated max rho"""
+    teacher_anchor: bool = False
+    """the teacher's decisions join the anchor term's mined ones (needs anchor > 0): with teacher_budget 0 the policy clones what simulating its own top k chose, on the states the run reaches"""
     # --- LLM co-evolution (ACE) ---
     llm: str = "none"
     """LLM backend: none (plain SAC), local (transformers), openai (OpenAI-compatible server) or random (control: a uniform pick among the actor's candidates, same simulation gate)"""
@@ -286,6 +288,11 @@ class TrainConfig:
             raise ConfigError(
                 "teacher_prob > 0 needs candidates for the expert to simulate; "
                 "set teacher_top_k or teacher_budget above 0 (or teacher_prob=0)"
+            )
+        if self.teacher_anchor and (self.teacher_prob == 0 or self.sac.anchor == 0):
+            raise ConfigError(
+                "teacher_anchor clones the teacher's decisions in the anchor term; "
+                "set teacher_prob > 0 and anchor > 0 (or leave teacher_anchor off)"
             )
 
     def _check_llm(self) -> None:

@@ -6,7 +6,7 @@ import torch
 
 from ace_core.anchor import ExpertAnchor
 from ace_core.checkpoint import load_checkpoint
-from ace_core.config import TrainConfig
+from ace_core.config import MAX_STEPS, TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import MemorySink, MetricsEvent
 from ace_core.grid.action_space import build_action_space
@@ -81,3 +81,71 @@ def test_anchor_settings_are_checked(mined, clone, tmp_path):
     with pytest.raises(DatasetError, match="another feature scale"):
         Trainer(config, tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+# the deployed check as the teacher: the policy's top 4 simulated with reconnect-or-nothing
+CHECK_TEACHER = dict(teacher_prob=1.0, teacher_steps=MAX_STEPS, teacher_top_k=4, teacher_budget=0)
+
+
+def _log_likelihood(state: dict, features, masks, actions) -> float:
+    from ace_core.agents import sac_from_state
+
+    env = make_env(MINE_ENV)
+    sac = sac_from_state(state, env, build_action_space(env))[0]
+    with torch.no_grad():
+        return float(sac.actor(features, masks).log_prob(actions).mean())
+
+
+def test_the_teacher_anchor_clones_what_the_check_chose_on_the_runs_states(clone, tmp_path):
+    mine_dir, start = clone
+    states = {}
+    for taught in (False, True):
+        config = TrainConfig(
+            **RL,
+            **CHECK_TEACHER,
+            init_from=str(start),
+            anchor_mine=str(mine_dir),
+            policy_lr=1e-3,
+            anchor=5.0,
+            teacher_anchor=taught,
+        )
+        trainer = Trainer(config, tmp_path / f"taught-{taught}")
+        trainer.run()
+        assert (trainer.teacher.taught is not None) == taught
+        states[taught] = load_checkpoint(tmp_path / f"taught-{taught}" / "checkpoint.pt")
+    log = states[True]["teacher"]["taught"]
+    # every decision of the run was the teacher's, and each one was kept with its inputs
+    assert len(log["actions"]) == states[True]["teacher"]["decisions"] == states[True]["loop"]["decisions"]
+    assert "taught" not in states[False]["teacher"]
+    assert (log["actions"] >= build_action_space(make_env(MINE_ENV)).first_topology).any()
+    taught = [torch.from_numpy(log[key]) for key in ("features", "masks", "actions")]
+    # the run that cloned them plays the check's choices more likely than the run that did not
+    assert _log_likelihood(states[True], *taught) > _log_likelihood(states[False], *taught)
+
+
+def test_a_resumed_run_keeps_cloning_the_teachers_earlier_decisions(clone, tmp_path):
+    mine_dir, start = clone
+    settings = dict(
+        **RL,
+        **CHECK_TEACHER,
+        init_from=str(start),
+        anchor_mine=str(mine_dir),
+        anchor=1.0,
+        teacher_anchor=True,
+    )
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    train(TrainConfig(**settings), MemorySink(), straight)
+    train(TrainConfig(**{**settings, "steps": 60}), MemorySink(), resumed)
+    train(TrainConfig(**settings), MemorySink(), resumed, resume=True)
+    a, b = load_checkpoint(straight / "checkpoint.pt"), load_checkpoint(resumed / "checkpoint.pt")
+    for key in ("features", "masks", "actions"):
+        assert np.array_equal(a["teacher"]["taught"][key], b["teacher"]["taught"][key])
+    assert all(torch.equal(a["sac"]["actor"][k], b["sac"]["actor"][k]) for k in a["sac"]["actor"])
+
+
+def test_the_teacher_anchor_needs_a_teacher_and_an_anchor(mined):
+    _, mine_dir, _ = mined
+    with pytest.raises(ConfigError, match="set teacher_prob > 0 and anchor > 0"):
+        TrainConfig(**RL, anchor=1.0, anchor_mine=str(mine_dir), teacher_anchor=True).validate()
+    with pytest.raises(ConfigError, match="set teacher_prob > 0 and anchor > 0"):
+        TrainConfig(**RL, **CHECK_TEACHER, teacher_anchor=True).validate()
