@@ -54,9 +54,9 @@ class ExpertTeacher(TrainerExtension):
         if not (probability > 0 and self.rng.random() < probability):
             return None
         self.decisions += 1
-        action = self.expert_action(obs, features, mask)
+        action = real_action(obs, self.space, self.expert_action(obs, features, mask))
         if self.taught is not None:
-            self.taught.add(features, mask, real_action(obs, self.space, action))
+            self.taught.add(features, mask, action)
         return action
 
     def expert_action(self, obs, features: np.ndarray, mask: np.ndarray) -> int:
@@ -82,5 +82,5 @@ class ExpertTeacher(TrainerExtension):
 
     def load_state_dict(self, state: dict) -> None:
         self.decisions = state["decisions"]
-        if self.taught is not None:
+        if self.taught is not None and "taught" in state:  # absent before teacher_anchor: none kept yet
             self.taught.load_state_dict(state["taught"])

@@ -149,3 +149,20 @@ def test_the_teacher_anchor_needs_a_teacher_and_an_anchor(mined):
         TrainConfig(**RL, anchor=1.0, anchor_mine=str(mine_dir), teacher_anchor=True).validate()
     with pytest.raises(ConfigError, match="set teacher_prob > 0 and anchor > 0"):
         TrainConfig(**RL, **CHECK_TEACHER, teacher_anchor=True).validate()
+
+
+def test_a_checkpoint_written_before_the_teacher_anchor_resumes_with_it_keeping_only_new_decisions(
+    clone, tmp_path
+):
+    mine_dir, start = clone
+    settings = dict(**RL, **CHECK_TEACHER, init_from=str(start), anchor_mine=str(mine_dir), anchor=1.0)
+    train(TrainConfig(**{**settings, "steps": 60}), MemorySink(), tmp_path)
+    path = tmp_path / "checkpoint.pt"
+    state = load_checkpoint(path)
+    del state["config"]["teacher_anchor"]  # as written before the setting existed
+    torch.save(state, path)
+    train(TrainConfig(**settings, teacher_anchor=True), MemorySink(), tmp_path, resume=True)
+    resumed = load_checkpoint(path)
+    assert resumed["loop"]["step"] == 120
+    kept = len(resumed["teacher"]["taught"]["actions"])
+    assert kept == resumed["teacher"]["decisions"] - state["teacher"]["decisions"] > 0
