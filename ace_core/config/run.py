@@ -275,6 +275,7 @@ class TrainConfig:
         in_range("target_entropy_scale", self.sac.target_entropy_scale, 0.0, 1.0)
         in_range("init_alpha", self.sac.init_alpha, 1e-6, 100.0)
         in_range("actor_delay", self.sac.actor_delay, 0, 10_000_000)
+        in_range("conservative", self.sac.conservative, 0.0, 100.0)
         in_range("checkpoint_every", self.checkpoint_every, 1, MAX_STEPS)
         in_range("log_every", self.log_every, 1, MAX_STEPS)
         in_range("torch_threads", self.torch_threads, 1, 256)

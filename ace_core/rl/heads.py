@@ -144,6 +144,7 @@ class FlatQ(nn.Module):
     def __init__(self, obs_size: int, layout: ActionLayout, hidden: int) -> None:
         super().__init__()
         self.net = mlp(obs_size, hidden, layout.n)
+        self.layout = layout
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.net(obs)
@@ -151,6 +152,11 @@ class FlatQ(nn.Module):
     @staticmethod
     def at(q: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         return q.gather(1, actions[:, None]).squeeze(1)
+
+    def soft_max(self, q: torch.Tensor, top_mask: torch.Tensor) -> torch.Tensor:
+        """``log sum_a exp Q(s, a)`` over the legal actions (CQL's soft maximum)."""
+        legal = top_mask[:, self.layout.top_of_action]
+        return q.masked_fill(~legal, NEG_INF).logsumexp(1)
 
 
 class FlatPolicy:
@@ -217,6 +223,14 @@ class FactorisedQ(nn.Module):
         bus = self.layout.element_bus[actions].long()  # (B, n_free) in {0, 1, 2}
         elem = torch.where(bus == 2, q_elem[..., 1], q_elem[..., 0]) * (bus > 0)
         return q_top.gather(1, top[:, None]).squeeze(1) + elem.sum(1)
+
+    def soft_max(self, q: tuple[torch.Tensor, torch.Tensor], top_mask: torch.Tensor) -> torch.Tensor:
+        """``log sum_a exp Q(s, a)`` over the legal categories, closed-form as the Q is additive:
+        a substation's configurations sum to ``q_top + sum_e logsumexp(q_e(bus 1), q_e(bus 2))``
+        (every bit pattern, the few that are not valid topologies included)."""
+        q_top, q_elem = q
+        per_top = q_top + q_elem.logsumexp(2) @ self.layout.membership
+        return per_top.masked_fill(~top_mask, NEG_INF).logsumexp(1)
 
 
 class FactorisedPolicy:

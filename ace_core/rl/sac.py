@@ -14,6 +14,12 @@ DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves 
 ``anchor`` adds ``anchor * -log pi(a_expert | s)`` over a batch of the expert's mined decisions
 (:mod:`ace_core.anchor`, given to :meth:`SAC.update`), keeping a cloned policy near the expert.
 
+``conservative`` adds CQL's term (Kumar et al. 2020; CQL(H) for discrete actions) to each critic's
+loss, ``conservative * (log sum_a exp Q(s, a) - Q(s, a_taken))``: the values of actions the run
+never took are pushed down and the ones it took up, so the actor, which climbs ``E_pi[min Q]``,
+is not drawn to actions whose value only the critics' extrapolation vouches for. The soft maximum
+is exact over the flat head and closed-form over the factorised one.
+
 A policy started from imitation (``TrainConfig.pretrain_mine``, ``init_from``) meets critics that
 know nothing of it: ``actor_delay`` updates train the critics alone on its own decisions before
 the actor moves, and ``init_alpha`` starts the temperature low enough that the entropy bonus does
@@ -72,10 +78,20 @@ class SAC:
             target = batch.rewards + batch.discounts * (1.0 - batch.dones) * next_value
 
         qf1_values, qf2_values = self.qf1(batch.obs), self.qf2(batch.obs)
-        qf1_loss = F.mse_loss(self.qf1.at(qf1_values, batch.actions), target)
-        qf2_loss = F.mse_loss(self.qf2.at(qf2_values, batch.actions), target)
+        qf1_taken, qf2_taken = self.qf1.at(qf1_values, batch.actions), self.qf2.at(qf2_values, batch.actions)
+        qf1_loss, qf2_loss = F.mse_loss(qf1_taken, target), F.mse_loss(qf2_taken, target)
+        q_loss = qf1_loss + qf2_loss
+        conservative = torch.zeros(())
+        if self.config.conservative > 0:
+            conservative = (
+                self.qf1.soft_max(qf1_values, batch.mask)
+                - qf1_taken
+                + self.qf2.soft_max(qf2_values, batch.mask)
+                - qf2_taken
+            ).mean()
+            q_loss = q_loss + self.config.conservative * conservative
         self.q_optimizer.zero_grad()
-        (qf1_loss + qf2_loss).backward()
+        q_loss.backward()
         torch.nn.utils.clip_grad_norm_(self._q_params, self.config.max_grad_norm)
         self.q_optimizer.step()
 
@@ -85,6 +101,7 @@ class SAC:
             return {
                 "losses/qf1_loss": qf1_loss.item(),
                 "losses/qf2_loss": qf2_loss.item(),
+                "losses/conservative": conservative.item(),
                 "losses/alpha": alpha.item(),
                 "losses/q_target_mean": target.mean().item(),
             }
@@ -117,6 +134,7 @@ class SAC:
         return {
             "losses/qf1_loss": qf1_loss.item(),
             "losses/qf2_loss": qf2_loss.item(),
+            "losses/conservative": conservative.item(),
             "losses/actor_loss": actor_loss.item(),
             "losses/imitation": imitation.item(),
             "losses/anchor": anchored.item(),

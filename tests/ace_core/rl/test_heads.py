@@ -97,3 +97,35 @@ def test_flat_q_at(sandbox_space):
     out = q(torch.randn(4, 8))
     actions = torch.tensor([0, 5, 100, 198])
     assert torch.equal(q.at(out, actions), out[torch.arange(4), actions])
+
+
+def test_the_soft_maximum_is_exact_over_the_legal_actions(sandbox_space):
+    """CQL's log sum exp Q: brute force over every legal action (flat) or every legal pattern of
+    the product space (factorised, where the closed form sums the substations' bits)."""
+    torch.manual_seed(2)
+    space = sandbox_space
+    layout = ActionLayout(space)
+    obs = torch.randn(1, 8)
+    mask = torch.ones(1, space.n_top, dtype=torch.bool)
+    mask[0, 0] = False
+    mask[0, -1] = False
+
+    flat = FlatQ(8, layout, 16)
+    values = flat(obs)[0]
+    legal = mask[0, layout.top_of_action]
+    assert torch.isclose(flat.soft_max(flat(obs), mask)[0], values[legal].logsumexp(0), atol=1e-5)
+
+    factorised = FactorisedQ(8, layout, 32)
+    q_top, q_elem = factorised(obs)
+    patterns = []
+    for top, pattern in _all_patterns(space):
+        if not mask[0, top]:
+            continue
+        value = q_top[0, top]
+        if pattern is not None:
+            sub, bits = pattern
+            start = space.free_offset[sub]
+            value = value + sum(q_elem[0, start + j, bit] for j, bit in enumerate(bits))
+        patterns.append(value)
+    brute = torch.stack(patterns).logsumexp(0)
+    assert torch.isclose(factorised.soft_max((q_top, q_elem), mask)[0], brute, atol=1e-4)
