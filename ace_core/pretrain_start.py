@@ -70,7 +70,10 @@ class ImitationStart:
         from ace_core.mining import MineSpec
 
         return MineSpec(
-            env=self.config.env, expert=self.config.pretrain_expert, seeds=self.config.pretrain_seeds
+            env=self.config.env,
+            expert=self.config.pretrain_expert,
+            seeds=self.config.pretrain_seeds,
+            episode_length=self.config.episode_length,
         )
 
     def mine_dir(self) -> Path:

@@ -126,7 +126,7 @@ class Trainer:
         elif self.imitation:
             self.imitation.check(self.space)
         self.features = FeatureBuilder.for_policy(self.env, start) if start else FeatureBuilder(self.env)
-        self.scenarios = scenarios(self.env, "train")
+        self.scenarios = scenarios(self.env, "train", config.episode_length)
         if not self.scenarios:
             raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
         self.validator = self._validator()
@@ -192,7 +192,7 @@ class Trainer:
     def _validator(self) -> Validator | None:
         if not self.config.validate_every:
             return None
-        days = scenarios(self.env, "validation")
+        days = scenarios(self.env, "validation", self.config.episode_length)
         if not days:
             raise ConfigError(
                 f"env {self.config.env!r} has no validation scenarios; set validate_every=0 or pick an env with more chronics"

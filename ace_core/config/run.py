@@ -61,6 +61,8 @@ class TrainConfig:
     """seed for torch, numpy, the environment and the scenario order"""
     rho_threshold: float = 0.9
     """the agent acts only when max rho reaches this; below it, reconnect lines or do nothing"""
+    episode_length: int = 288
+    """steps per train and validation episode (288 = one day, 864 = three): the chronics are cut into episodes this long, and the split follows the cut, so a run meant for three-day days trains and validates on three-day episodes none of whose days are in the three-day test split"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     init_from: str = ""
@@ -186,6 +188,7 @@ class TrainConfig:
         in_range("steps", self.steps, 1, MAX_STEPS)
         in_range("seed", self.seed, 0, 2**31 - 1)
         in_range("rho_threshold", self.rho_threshold, 0.0, 2.0)
+        in_range("episode_length", self.episode_length, 2, MAX_STEPS)
         one_of("head", self.sac.head, HEADS)
         if self.action_subset and not Path(self.action_subset).is_file():
             raise ConfigError(

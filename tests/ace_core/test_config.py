@@ -20,6 +20,7 @@ from ace_core.errors import ConfigError
         ({"env": "atlantis"}, "unknown env 'atlantis'; available: "),
         ({"steps": 0}, "steps=0 is out of range; accepted: 1 to"),
         ({"steps": -5}, "steps=-5 is out of range"),
+        ({"episode_length": 1}, "episode_length=1 is out of range; accepted: 2 to"),
         ({"gamma": 1.5}, "gamma=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"head": "huge"}, "choose one of: auto, flat, factorised"),
         ({"llm": "gpt"}, "choose one of: none, local, openai"),

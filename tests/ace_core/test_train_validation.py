@@ -8,9 +8,10 @@ import torch
 from ace_core.agents import load_agent
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
-from ace_core.events import MemorySink, MetricsEvent
+from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
-from ace_core.train import train
+from ace_core.grid.scenarios import scenarios
+from ace_core.train import Trainer, train
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
@@ -102,3 +103,19 @@ def test_a_resumed_run_keeps_its_best_and_validates_as_an_uninterrupted_one(vali
         straight.best_step,
     )
     assert _same(_actor(tmp_path / "best.pt"), _actor(out / "best.pt"))
+
+
+def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
+    config = TrainConfig(
+        **sandbox_settings(steps=120, checkpoint_every=1_000, validate_every=100, episode_length=40)
+    )
+    sink = MemorySink()
+    trainer = Trainer(config, tmp_path, sink)
+    env = make_env("l2rpn_case14_sandbox")
+    assert trainer.scenarios == scenarios(env, "train", 40) != scenarios(env, "train")
+    assert trainer.validator.scenarios == scenarios(env, "validation", 40)
+    trainer.run()
+    ended = sink.of_type(EpisodeEvent)
+    assert ended and {e.max_steps for e in ended} <= {s.length for s in trainer.scenarios}
+    assert max(e.max_steps for e in ended) == 40
+    assert {e.scenario for e in ended} <= {s.name for s in scenarios(env, "train", 40)}

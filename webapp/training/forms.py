@@ -57,7 +57,7 @@ SECTIONS = {
         "validate_every",
         "validation_seeds",
     ),
-    "Environment": ("env", "steps", "seed", "rho_threshold"),
+    "Environment": ("env", "steps", "seed", "rho_threshold", "episode_length"),
     LLM_SECTION: (
         "llm",
         "llm_model",
