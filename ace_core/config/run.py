@@ -62,7 +62,7 @@ class TrainConfig:
     rho_threshold: float = 0.9
     """the agent acts only when max rho reaches this; below it, reconnect lines or do nothing"""
     episode_length: int = 288
-    """steps per train and validation episode (288 = one day, 864 = three): the chronics are cut into episodes this long, and the split follows the cut, so a run meant for three-day days trains and validates on three-day episodes none of whose days are in the three-day test split"""
+    """steps per train and validation episode (288 = one day, 864 = three): the chronics are cut into episodes this long and the split follows the cut, so with 864 a run trains and validates on three-day episodes, none of whose days lie in the three-day test split"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     init_from: str = ""
