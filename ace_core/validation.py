@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ace_core.agents import SacAgent
+from ace_core.agents import SacAgent, TimedAgent
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
@@ -77,7 +77,7 @@ class Validator:
         return Validation(float(np.mean(survival)), float(np.mean(rewards)), step, decisions)
 
 
-def play(env, agent: SacAgent, scenario: Scenario, seed: int) -> tuple[int, float]:
+def play(env, agent: TimedAgent, scenario: Scenario, seed: int) -> tuple[int, float]:
     """(steps survived, episode reward) of ``agent`` on ``scenario`` with grid seed ``seed``."""
     obs = reset_to(env, scenario, seed)
     agent.reset(obs)

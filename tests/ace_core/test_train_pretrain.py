@@ -86,3 +86,15 @@ def test_an_imitation_start_cannot_take_an_action_subset(mined, tmp_path):
     subset.write_text("0\n")
     with pytest.raises(ConfigError, match="leave action_subset empty"):
         TrainConfig(env=MINE_ENV, pretrain_mine=str(mine_dir), action_subset=str(subset)).validate()
+
+
+def test_an_auto_mine_is_mined_on_the_runs_episode_length(tmp_path):
+    from ace_core.mining import MineSpec
+    from ace_core.pretrain_start import ImitationStart
+
+    def auto_mine(**settings):
+        return ImitationStart(TrainConfig(**SHORT, pretrain_mine="auto", **settings), tmp_path).mine_dir()
+
+    three_days = MineSpec(env=MINE_ENV, seeds=2, episode_length=864).default_dir().resolve()
+    assert auto_mine(episode_length=864) == three_days != auto_mine()
+    assert auto_mine() == MineSpec(env=MINE_ENV, seeds=2).default_dir().resolve()
