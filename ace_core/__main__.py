@@ -237,17 +237,28 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
-    from ace_core.imitation import CloneConfig, pretrain
+    from ace_core.imitation import pretrain
 
-    config = CloneConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
+    config = _clone_config(args)
     datasets = args.dataset[0] if len(args.dataset) == 1 else args.dataset
     print(json.dumps(pretrain(args.env, datasets, Path(args.out), config, args.hidden), indent=2))
     return 0
 
 
+def _clone_config(args: argparse.Namespace):
+    from ace_core.imitation import CloneConfig
+
+    return CloneConfig(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        seed=args.seed,
+        action_weight=args.action_weight,
+    )
+
+
 def cmd_dagger(args: argparse.Namespace) -> int:
     from ace_core.dagger import DaggerSpec, run_dagger
-    from ace_core.imitation import CloneConfig
 
     spec = DaggerSpec(
         env=args.env,
@@ -255,7 +266,7 @@ def cmd_dagger(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         seeds=args.seeds,
         expert=args.expert,
-        clone=CloneConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed),
+        clone=_clone_config(args),
         hidden=args.hidden,
     )
     print(json.dumps(run_dagger(spec, Path(args.out), args.workers, args.ray_address), indent=2))
@@ -384,6 +395,11 @@ def _add_mine_parser(sub) -> None:
     mine.set_defaults(func=cmd_mine)
 
 
+_ACTION_WEIGHT_HELP = (
+    "how many times each of the expert's real actions (not do-nothing) counts in the cloning loss"
+)
+
+
 def _add_pretrain_parser(sub) -> None:
     pretrain = sub.add_parser(
         "pretrain",
@@ -401,6 +417,7 @@ def _add_pretrain_parser(sub) -> None:
     pretrain.add_argument("--epochs", type=int, default=30)
     pretrain.add_argument("--batch-size", type=int, default=64)
     pretrain.add_argument("--lr", type=float, default=1e-3)
+    pretrain.add_argument("--action-weight", type=float, default=1.0, help=_ACTION_WEIGHT_HELP)
     pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
     pretrain.add_argument("--seed", type=int, default=0)
     pretrain.set_defaults(func=cmd_pretrain)
@@ -429,6 +446,7 @@ def _add_dagger_parser(sub) -> None:
     dagger.add_argument("--epochs", type=int, default=30, help="cloning passes per round")
     dagger.add_argument("--batch-size", type=int, default=64, help="decisions per gradient step")
     dagger.add_argument("--lr", type=float, default=1e-3, help="actor learning rate while cloning")
+    dagger.add_argument("--action-weight", type=float, default=1.0, help=_ACTION_WEIGHT_HELP)
     dagger.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
     dagger.add_argument("--seed", type=int, default=0, help="cloning seed")
     dagger.set_defaults(func=cmd_dagger)

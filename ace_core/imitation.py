@@ -27,6 +27,7 @@ import torch
 
 from ace_core.grid.action_space import ActionSpace
 from ace_core.imitation_data import Dataset
+from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.sac import SAC
 
 
@@ -40,6 +41,8 @@ class CloneConfig:
     """actor learning rate during cloning"""
     seed: int = 0
     """shuffling seed"""
+    action_weight: float = 1.0
+    """how many times each of the expert's real actions (not do-nothing) counts in the loss (:mod:`ace_core.rl.cloning`)"""
 
 
 def top_masks(space: ActionSpace, legal: np.ndarray) -> np.ndarray:
@@ -79,7 +82,8 @@ def behaviour_clone(
         total = 0.0
         for start in range(0, len(rows), config.batch_size):
             batch = order[start : start + config.batch_size]
-            loss = -sac.actor(features[batch], masks[batch]).log_prob(actions[batch]).mean()
+            log_prob = sac.actor(features[batch], masks[batch]).log_prob(actions[batch])
+            loss = cloning_loss(log_prob, actions[batch], config.action_weight)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(sac.actor.parameters(), sac.config.max_grad_norm)
@@ -120,6 +124,10 @@ def pretrain(
     if config.epochs < 1 or config.batch_size < 1:
         raise ConfigError(
             f"--epochs ({config.epochs}) and --batch-size ({config.batch_size}) must be at least 1"
+        )
+    if not 0.01 <= config.action_weight <= 100.0:
+        raise ConfigError(
+            f"--action-weight={config.action_weight!r} is out of range; accepted: 0.01 to 100.0"
         )
     out = Path(out)
     if (out / CHECKPOINT_NAME).exists():

@@ -212,6 +212,7 @@ class TrainConfig:
 
     def _check_anchor(self) -> None:
         in_range("anchor", self.sac.anchor, 0.0, 100.0)
+        in_range("anchor_action_weight", self.sac.anchor_action_weight, 0.01, 100.0)
         if self.sac.anchor == 0:
             return
         if not self.anchor_mines():

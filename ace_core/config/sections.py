@@ -45,6 +45,8 @@ class SACConfig:
     """weight of a behaviour-cloning term on the LLM buffer's rows, priority * -log pi(a_llm | s), added to the policy loss (0: off, the paper's weighted policy loss alone)"""
     anchor: float = flat("anchor", 0.0)
     """weight of a behaviour-cloning term on the expert's mined decisions (anchor_mine), anchor * -log pi(a_expert | s) over a batch of them at every actor update, added to the policy loss: keeps a cloned policy near the expert while RL moves it (0: off)"""
+    anchor_action_weight: float = flat("anchor_action_weight", 1.0)
+    """how many times each real action (not do-nothing) counts in the anchor term's mean: an expert that mostly waits teaches waiting, and not when to stop (ace_core/rl/cloning.py; 1: every decision alike)"""
     conservative: float = flat("conservative", 0.0)
     """weight of CQL's conservative term (Kumar et al. 2020), conservative * (log sum_a exp Q(s, a) - Q(s, a_taken)), added to each critic's loss: pushes down the values of actions the run never took, so the actor is not drawn to the critics' over-estimates (0: off)"""
     max_grad_norm: float = 10.0

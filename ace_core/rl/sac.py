@@ -38,6 +38,7 @@ from torch.nn import functional as F
 from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.rl.buffer import SOURCE_LLM, Batch
+from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.heads import make_heads, pick_factorised, pick_flat, resolve_head
 
 
@@ -117,7 +118,11 @@ class SAC:
             actor_loss = actor_loss + self.config.imitation * imitation
         anchored = torch.zeros(())
         if self.config.anchor > 0 and anchor is not None:
-            anchored = -self.actor(anchor.obs, anchor.mask).log_prob(anchor.actions).mean()
+            anchored = cloning_loss(
+                self.actor(anchor.obs, anchor.mask).log_prob(anchor.actions),
+                anchor.actions,
+                self.config.anchor_action_weight,
+            )
             actor_loss = actor_loss + self.config.anchor * anchored
         self.actor_optimizer.zero_grad()
         actor_loss.backward()

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from ace_core.anchor import AnchorBatch
 from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer, Transition
 from ace_core.rl.sac import SAC, SACConfig
 
@@ -90,6 +91,31 @@ def test_imitation_pulls_the_policy_towards_the_llm_rows_actions_only(sandbox_sp
     # RL rows are never imitated: with no LLM row the term is zero
     sac = SAC(6, sandbox_space, SACConfig(head="flat", hidden=32, imitation=1.0))
     assert sac.update(batch._replace(sources=torch.full((32,), SOURCE_RL)))["losses/imitation"] == 0.0
+
+
+def test_the_anchor_action_weight_raises_the_real_actions_share_of_the_anchor(sandbox_space):
+    """An anchor batch of one state, nine times "do nothing" and once a split: with every reward
+    0 only the anchor moves the actor, and weighting the split 9 times brings its probability
+    from about 1/10 to about 1/2."""
+    rng = np.random.default_rng(0)
+    buffer, _, mask = _bandit(sandbox_space, rng, n=64)
+    batch = buffer.sample(32, rng)
+    batch = batch._replace(rewards=torch.zeros(32))
+    split = sandbox_space.first_topology + 7
+    obs = torch.zeros((10, 6))
+    obs[:, 0] = 1.0
+    anchor = AnchorBatch(
+        obs, torch.ones((10, sandbox_space.n_top), dtype=torch.bool), torch.tensor([0] * 9 + [split])
+    )
+    probability = {}
+    for weight in (1.0, 9.0):
+        torch.manual_seed(0)
+        config = SACConfig(head="flat", hidden=32, policy_lr=3e-3, anchor=10.0, anchor_action_weight=weight)
+        sac = SAC(6, sandbox_space, config)
+        for _ in range(150):
+            sac.update(batch, anchor)
+        probability[weight] = float(sac.policy(obs[0].numpy(), mask).log_prob(torch.tensor([split]))[0].exp())
+    assert probability[1.0] < 0.2 < 0.35 < probability[9.0], probability
 
 
 @pytest.mark.parametrize("head", ["flat", "factorised"])
