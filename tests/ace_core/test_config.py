@@ -29,6 +29,7 @@ from ace_core.errors import ConfigError
             "learning_starts (100) must be at least batch_size (512)",
         ),
         ({"conservative": -1.0}, "conservative=-1.0 is out of range; accepted: 0.0 to 100.0"),
+        ({"anchor_action_weight": 0.0}, "anchor_action_weight=0.0 is out of range; accepted: 0.01 to 100.0"),
         ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),
         ({"teacher_top_k": -1}, "teacher_top_k=-1 is out of range; accepted: 0 to 64"),

@@ -66,3 +66,15 @@ def test_missing_corrupt_or_foreign_datasets_exit_2_and_write_nothing(mined, tmp
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
         assert not run.exists()
+
+
+def test_an_action_weight_out_of_range_exits_2_and_writes_nothing(mined, tmp_path, capsys):
+    spec, out, _ = mined
+    run = tmp_path / "run"
+    args = ["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--action-weight", "0"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        "--action-weight=0.0 is out of range; accepted: 0.01 to 100.0" in err and len(err.splitlines()) == 1
+    )
+    assert not run.exists()
