@@ -27,7 +27,7 @@ import torch
 
 from ace_core.grid.action_space import ActionSpace
 from ace_core.imitation_data import Dataset
-from ace_core.rl.cloning import cloning_loss
+from ace_core.rl.cloning import DO_NOTHING, cloning_loss
 from ace_core.rl.sac import SAC
 
 
@@ -143,6 +143,7 @@ def pretrain(
     torch.manual_seed(config.seed)
     sac = SAC(len(dataset.features[0]), space, train_config.sac)
     before = agreement(sac, dataset, held_rows)
+    real_rows = held_rows[dataset.actions[held_rows] != DO_NOTHING]
     losses = behaviour_clone(sac, dataset, train_rows, config)
     report = {
         "env": env_name,
@@ -152,6 +153,9 @@ def pretrain(
         "held_out_decisions": len(held_rows),
         "agreement_before": before,
         "agreement_after": agreement(sac, dataset, held_rows),
+        # most decisions are the expert's "do nothing": its real actions are the hard part
+        "real_action_agreement_after": agreement(sac, dataset, real_rows) if len(real_rows) else None,
+        "held_out_real_actions": len(real_rows),
         "train_agreement_after": agreement(sac, dataset, train_rows),
         "loss_first_epoch": losses[0],
         "loss_last_epoch": losses[-1],

@@ -115,7 +115,7 @@ class Trainer:
         torch.manual_seed(config.seed)
         random.seed(config.seed)
         self.rng = np.random.default_rng(config.seed)
-        self.env = make_env(config.env)
+        self.env = make_env(config.env, opponent=config.opponent)
         self.space = build_action_space(self.env)
         if config.action_subset:
             self.space = self.space.restrict_to_file(config.action_subset)

@@ -63,6 +63,8 @@ class TrainConfig:
     """the agent acts only when max rho reaches this; below it, reconnect lines or do nothing"""
     episode_length: int = 288
     """steps per train and validation episode (288 = one day, 864 = three): the chronics are cut into episodes this long and the split follows the cut, so with 864 a run trains and validates on three-day episodes, none of whose days lie in the three-day test split"""
+    opponent: str = "env"
+    """line attacks in the train episodes (ace_core/grid/opponents.py): env (the env's own), none, or random-line (grid2op's RandomLineOpponent); validation days are played as the env is, so the best checkpoint is chosen on the days the policy is judged on"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     init_from: str = ""
@@ -181,6 +183,7 @@ class TrainConfig:
 
     def _check_run(self) -> None:
         from ace_core.grid.envs import available_env_names
+        from ace_core.grid.opponents import opponent_kwargs
 
         names = available_env_names()
         if self.env not in names:
@@ -189,6 +192,7 @@ class TrainConfig:
         in_range("seed", self.seed, 0, 2**31 - 1)
         in_range("rho_threshold", self.rho_threshold, 0.0, 2.0)
         in_range("episode_length", self.episode_length, 2, MAX_STEPS)
+        opponent_kwargs(self.env, self.opponent)  # an unknown opponent, or random-line without attacked lines
         one_of("head", self.sac.head, HEADS)
         if self.action_subset and not Path(self.action_subset).is_file():
             raise ConfigError(

@@ -21,8 +21,6 @@ settings, so evaluation episodes are attacked as the env is.
 from __future__ import annotations
 
 import numpy as np
-from grid2op.Action import DontAct, PowerlineSetAction
-from grid2op.Opponent import BaseActionBudget, BaseOpponent, NeverAttackBudget, RandomLineOpponent
 
 from ace_core.errors import ConfigError
 
@@ -75,6 +73,10 @@ def opponent_kwargs(env_name: str, opponent: str) -> dict:
     check_opponent(opponent)
     if opponent == "env":
         return {}
+    # grid2op only when an opponent is built: the names above are read by the web forms
+    from grid2op.Action import DontAct, PowerlineSetAction
+    from grid2op.Opponent import BaseActionBudget, BaseOpponent, NeverAttackBudget, RandomLineOpponent
+
     if opponent == "none":
         return {
             "opponent_class": BaseOpponent,

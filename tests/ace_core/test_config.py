@@ -29,6 +29,11 @@ from ace_core.errors import ConfigError
             "learning_starts (100) must be at least batch_size (512)",
         ),
         ({"conservative": -1.0}, "conservative=-1.0 is out of range; accepted: 0.0 to 100.0"),
+        ({"opponent": "pirate"}, "unknown opponent 'pirate'; accepted: env, none, random-line"),
+        (
+            {"env": "l2rpn_wcci_2020", "opponent": "random-line"},
+            "opponent 'random-line' has no list of attacked lines for env 'l2rpn_wcci_2020'",
+        ),
         ({"anchor_action_weight": 0.0}, "anchor_action_weight=0.0 is out of range; accepted: 0.01 to 100.0"),
         ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),

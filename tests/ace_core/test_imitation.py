@@ -41,6 +41,8 @@ def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
     )
     report = json.loads((run / "pretrain.json").read_text())
     assert report["held_out_decisions"] > 0 and report["agreement_after"] >= 0
+    assert 0 < report["held_out_real_actions"] < report["held_out_decisions"]
+    assert 0 <= report["real_action_agreement_after"] <= 1
     env = make_env(spec.env)
     agent = load_agent(f"sac:{run}", env)
     obs = env.reset(seed=0, options={"time serie id": 0})

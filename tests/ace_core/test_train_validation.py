@@ -119,3 +119,24 @@ def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
     assert ended and {e.max_steps for e in ended} <= {s.length for s in trainer.scenarios}
     assert max(e.max_steps for e in ended) == 40
     assert {e.scenario for e in ended} <= {s.name for s in scenarios(env, "train", 40)}
+
+
+def _attacked_within(env, steps: int) -> bool:
+    """Whether doing nothing on ``env``'s first chronic meets a line attack within ``steps``."""
+    env.reset(seed=0, options={"time serie id": 0})
+    for _ in range(steps):
+        _, _, done, info = env.step(env.action_space({}))
+        if info.get("opponent_attack_line") is not None:
+            return True
+        if done:
+            return False
+    return False
+
+
+def test_a_run_trains_under_the_opponent_it_names_and_validates_as_the_env_is(tmp_path):
+    settings = sandbox_settings(steps=50, checkpoint_every=1_000, validate_every=100)
+    attacked = Trainer(TrainConfig(**settings, opponent="random-line"), tmp_path / "attacked")
+    plain = Trainer(TrainConfig(**settings), tmp_path / "plain")
+    assert _attacked_within(attacked.env, 200) and not _attacked_within(plain.env, 200)
+    assert attacked.validator.env_name == plain.validator.env_name == "l2rpn_case14_sandbox"
+    assert attacked.validator.scenarios == plain.validator.scenarios

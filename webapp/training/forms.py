@@ -21,6 +21,7 @@ from ace_core.config import (
     config_fields,
 )
 from ace_core.errors import ConfigError
+from ace_core.grid.opponents import OPPONENTS
 from ace_core.recipes import RECIPES, recipe_get
 from webapp.training.selectors import COMPARE_MAX_RUNS, MineInfo, env_names, mine_by_path, mine_list
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
@@ -42,6 +43,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "critic_format": CRITIC_FORMATS,
     "actor_answer": ACTOR_ANSWERS,
     "actor_selection": ACTOR_SELECTIONS,
+    "opponent": OPPONENTS,
 }
 LLM_SECTION = "LLM co-evolution (ACE)"
 MAIN_SECTION = "Imitation start, budget and validation"
@@ -57,7 +59,7 @@ SECTIONS = {
         "validate_every",
         "validation_seeds",
     ),
-    "Environment": ("env", "steps", "seed", "rho_threshold", "episode_length"),
+    "Environment": ("env", "steps", "seed", "rho_threshold", "episode_length", "opponent"),
     LLM_SECTION: (
         "llm",
         "llm_model",
