@@ -115,6 +115,8 @@ def settings_of(spec: DaggerSpec, mine_dir: Path) -> dict:
 
     fields = dataclasses.asdict(spec)
     fields.pop("rounds")
+    if fields["clone"]["action_weight"] == 1.0:
+        del fields["clone"]["action_weight"]  # as DAgger directories made before the weight existed
     expert = MineSpec(env=spec.env, expert=spec.expert).key()["expert"]
     return {**fields, "dataset": str(mine_dir), "expert": expert}
 

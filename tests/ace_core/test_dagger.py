@@ -184,3 +184,19 @@ def test_dagger_refuses_a_mine_without_day_names_before_writing(mined, tmp_path,
     err = capsys.readouterr().err.strip()
     assert "does not name its days" in err and "run the same mine again" in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_a_dagger_directory_is_bound_to_its_cloning_weight_and_older_ones_still_match(tmp_path):
+    from ace_core.dagger import DaggerSpec, settings_of
+    from ace_core.imitation import CloneConfig
+
+    plain = settings_of(DaggerSpec(env="rte_case14_realistic", dataset="m", expert="greedy"), tmp_path)
+    weighted = settings_of(
+        DaggerSpec(
+            env="rte_case14_realistic", dataset="m", expert="greedy", clone=CloneConfig(action_weight=6.0)
+        ),
+        tmp_path,
+    )
+    # a directory written before the weight existed holds no action_weight: the default matches it
+    assert "action_weight" not in plain["clone"] and weighted["clone"]["action_weight"] == 6.0
+    assert plain != weighted
