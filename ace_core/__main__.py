@@ -230,6 +230,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         seeds=args.seeds,
         episode_length=args.episode_length,
         player=args.player or "",
+        opponent=args.opponent,
     )
     summary = mine(spec, Path(args.out) if args.out else None, args.workers, args.ray_address)
     print(json.dumps(summary, indent=2))
@@ -384,6 +385,11 @@ def _add_mine_parser(sub) -> None:
     )
     mine.add_argument("--seeds", type=int, default=1, help="play each scenario with grid seeds 0..N-1")
     mine.add_argument("--episode-length", type=int, default=288, help="steps per scenario")
+    mine.add_argument(
+        "--opponent",
+        default="env",
+        help="line attacks in the mined episodes: env (the env's own opponent), none, or random-line",
+    )
     mine.add_argument(
         "--player",
         default=None,

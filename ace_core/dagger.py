@@ -78,6 +78,7 @@ def round_spec(spec: DaggerSpec, saved: dict, player: Path):
         seeds=spec.seeds,
         episode_length=saved["episode_length"],
         player=str(player),
+        opponent=saved.get("opponent", "env"),
     )
 
 

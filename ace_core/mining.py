@@ -71,6 +71,8 @@ class MineSpec:
     episode_length: int = DEFAULT_EPISODE_LENGTH
     player: str = ""
     """a policy (run directory or checkpoint) that plays while the expert labels (DAgger); "": the expert plays"""
+    opponent: str = "env"
+    """line attacks in the mined episodes (:mod:`ace_core.grid.opponents`); the env's own by default"""
 
     def key(self) -> dict:
         """What identifies a mine: the expert by its parsed settings (``greedy`` and
@@ -86,6 +88,8 @@ class MineSpec:
             key["player"] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
         else:
             del key["player"]
+        if self.opponent == "env":
+            del key["opponent"]  # a mine of the env as it is keeps the key it had before opponents
         try:
             config = parse_expert_spec(self.expert.partition(":")[2]).key()
         except ConfigError:
@@ -122,7 +126,7 @@ class EpisodeWorker:
         from ace_core.grid.features import FeatureBuilder
 
         self.spec = spec
-        env = make_env(spec.env)
+        env = make_env(spec.env, opponent=spec.opponent)
         self.space = build_action_space(env)
         self.features = FeatureBuilder(env, load_scale=load_scale)
         self.player = None
@@ -146,7 +150,7 @@ class EpisodeWorker:
         from ace_core.grid.envs import make_env
         from ace_core.imitation_data import play_episode
 
-        env = make_env(self.spec.env)
+        env = make_env(self.spec.env, opponent=self.spec.opponent)
         expert = expert_from_spec(self.spec.expert, self.space, env.action_space)
         try:
             return play_episode(env, self.space, expert, self.features, scenario, seed, self.player)
@@ -193,7 +197,7 @@ def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[fl
         raise MineError(
             f"unknown expert {spec.expert!r}; accepted: greedy, greedy:BUDGET, greedy:key=value,..."
         )
-    env = make_env(spec.env)
+    env = make_env(spec.env, opponent=spec.opponent)  # an unknown opponent fails here
     space = build_action_space(env)
     expert_from_spec(spec.expert, space, env.action_space)  # a bad setting or a foreign set fails now
     chosen = scenarios(env, spec.split, spec.episode_length)[: spec.episodes]

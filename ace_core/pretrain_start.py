@@ -74,6 +74,7 @@ class ImitationStart:
             expert=self.config.pretrain_expert,
             seeds=self.config.pretrain_seeds,
             episode_length=self.config.episode_length,
+            opponent=self.config.opponent,
         )
 
     def mine_dir(self) -> Path:

@@ -137,6 +137,10 @@ def test_a_worker_killed_mid_episode_loses_only_that_episode(mined, tmp_path):
         ),
         (["--env", "l2rpn_case14_sandbox", "--ray-address", "nowhere"], "is not HOST:PORT"),
         (["--env", "l2rpn_case14_sandbox", "--workers", "0"], "--workers 0 must be at least 1"),
+        (
+            ["--env", "l2rpn_case14_sandbox", "--opponent", "pirate"],
+            "unknown opponent 'pirate'; accepted: env, none, random-line",
+        ),
     ],
 )
 def test_bad_mine_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, capsys, args, message):
@@ -186,3 +190,18 @@ def test_a_corrupt_episode_file_is_named_and_nothing_looks_complete(mined, tmp_p
     with pytest.raises(Exception, match="is corrupt.*delete it and run the mine again"):
         mine(spec, copy, log=lambda text: None)
     assert not (copy / "summary.json").exists() and not (copy / "dataset.npz").exists()
+
+
+def test_a_mine_under_line_attacks_is_keyed_apart_and_its_dagger_rounds_are_attacked_too(mined, tmp_path):
+    from ace_core.dagger import DaggerSpec, round_spec
+
+    spec, _, _ = mined
+    attacked = MineSpec(
+        env=spec.env, expert=spec.expert, episodes=3, episode_length=16, opponent="random-line"
+    )
+    # a mine of the env as it is keeps the key (and cache directory) it had before opponents existed
+    assert "opponent" not in spec.key() and attacked.key()["opponent"] == "random-line"
+    assert attacked.default_dir() != spec.default_dir()
+    dagger = DaggerSpec(env=spec.env, dataset="m", expert=spec.expert)
+    assert round_spec(dagger, attacked.key(), tmp_path).opponent == "random-line"
+    assert round_spec(dagger, spec.key(), tmp_path).opponent == "env"

@@ -98,3 +98,5 @@ def test_an_auto_mine_is_mined_on_the_runs_episode_length(tmp_path):
     three_days = MineSpec(env=MINE_ENV, seeds=2, episode_length=864).default_dir().resolve()
     assert auto_mine(episode_length=864) == three_days != auto_mine()
     assert auto_mine() == MineSpec(env=MINE_ENV, seeds=2).default_dir().resolve()
+    attacked = MineSpec(env=MINE_ENV, seeds=2, opponent="random-line").default_dir().resolve()
+    assert auto_mine(opponent="random-line") == attacked != auto_mine()
