@@ -369,6 +369,13 @@ class MineForm(forms.Form):
         initial=288,
         help_text="steps per day",
     )
+    opponent = forms.ChoiceField(
+        label="line attacks",
+        choices=[(name, name) for name in OPPONENTS],
+        initial="env",
+        required=False,
+        help_text="env: the grid's own opponent; none; random-line: grid2op's RandomLineOpponent (14- and 36-bus grids)",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -377,6 +384,9 @@ class MineForm(forms.Form):
         self.fields["env"].error_messages["invalid_choice"] = (
             f"unknown env %(value)s; available here: {', '.join(names)}"
         )
+
+    def clean_opponent(self) -> str:
+        return self.cleaned_data["opponent"] or "env"  # left out: the grid as it is
 
     def clean_expert(self) -> str:
         value = self.cleaned_data["expert"]

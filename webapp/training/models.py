@@ -233,6 +233,9 @@ class Mine(models.Model):
     seeds = models.PositiveIntegerField()
     episodes = models.PositiveIntegerField(null=True, blank=True, help_text="first N scenarios; empty: all")
     episode_length = models.PositiveIntegerField()
+    opponent = models.CharField(
+        max_length=16, default="env", help_text="line attacks: env (the env's own), none or random-line"
+    )
     episodes_total = models.PositiveIntegerField(
         null=True, blank=True, help_text="(scenario, seed) episodes to play, known once the worker starts"
     )

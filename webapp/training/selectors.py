@@ -353,6 +353,8 @@ class MineInfo:
     seeds: int
     episodes: int
     episode_length: int
+    opponent: str
+    """line attacks in the mined episodes: env (the env's own), none or random-line"""
     decisions: int
     topology_decisions: int
     distinct_topologies: int
@@ -389,6 +391,7 @@ def _mine_info(folder: Path) -> MineInfo | None:
             seeds=int(spec["seeds"]),
             episodes=int(summary["episodes"]),
             episode_length=int(spec["episode_length"]),
+            opponent=str(spec.get("opponent", "env")),  # mines made before opponents: the env's own
             decisions=int(summary["decisions"]),
             topology_decisions=int(summary["topology_decisions"]),
             distinct_topologies=int(summary["distinct_topologies"]),

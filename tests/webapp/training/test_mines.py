@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html import unescape
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
+from ace_core.mining import MineSpec
 from tests.webapp.conftest import client_for, tiny_config
 from tests.webapp.training.conftest import MINE_ENV
 from tests.webapp.training.test_tasks import work_off_queue
@@ -73,6 +75,21 @@ def test_a_mine_page_shows_its_coverage_and_most_played_topologies_in_words(
     assert link in html
 
 
+def test_a_mine_page_says_under_which_line_attacks_it_was_mined(engineer, settings, finished_mine, tmp_path):
+    out, summary = finished_mine
+    settings.GRIDACE_MINES_DIR = str(tmp_path)  # a folder of its own: the shared one stays as it is
+    shutil.copytree(out, tmp_path / out.name)
+    attacked = tmp_path / f"{out.name}-attacked"
+    shutil.copytree(out, attacked)
+    (attacked / "summary.json").write_text(
+        json.dumps({**summary, "mine": {**summary["mine"], "opponent": "random-line"}})
+    )
+    client = client_for(engineer)
+    for name, shown in ((out.name, "the env's own"), (attacked.name, "random-line")):
+        html = client.get(reverse("training:mine_detail", args=[name])).content.decode()
+        assert f'<dd id="mine-opponent">{shown}</dd>' in html
+
+
 def test_an_unknown_mine_name_is_not_found(engineer, mines_dir):
     client = client_for(engineer)
     for name in ("no-such-mine", "..", "x" * 300):
@@ -124,6 +141,23 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
     # the same mine again: refused, it is already there
     again = client_for(engineer).post(reverse("training:mine_launch"), data)
     assert again.status_code == 400 and "already finished" in _text(again)
+    # under line attacks it is another mine, in the directory the command line would use
+    attacked = client_for(engineer).post(reverse("training:mine_launch"), {**data, "opponent": "random-line"})
+    assert attacked.status_code == 302
+    row = Mine.objects.get(opponent="random-line")
+    spec = MineSpec(
+        env=MINE_ENV, expert="greedy:threshold=0.75", episodes=1, episode_length=8, opponent="random-line"
+    )
+    assert row.name == spec.default_dir().name != mine.name
+    assert (
+        AuditEntry.objects.get(action="mine.launch", target_id=str(row.pk)).after["opponent"] == "random-line"
+    )
+    work_off_queue()
+    row.refresh_from_db()
+    assert row.status == MineStatus.SUCCEEDED, row.error
+    assert json.loads((Path(row.out_dir) / "mine.json").read_text())["opponent"] == "random-line"
+    page = client_for(engineer).get(reverse("training:mine_detail", args=[row.name])).content.decode()
+    assert "line attacks: random-line" in page and '<dd id="mine-opponent">random-line</dd>' in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -171,6 +205,13 @@ def test_a_bad_expert_spec_is_refused_with_the_accepted_syntax(engineer, mines_d
             {"env": MINE_ENV, "expert": "greedy", "seeds": seeds, "episode_length": "8"},
         )
         assert "accepted: 1 to 50" in " ".join(response.context["form"].errors["seeds"])
+    for env, opponent, expected in (
+        (MINE_ENV, "pirate", "Select a valid choice. pirate is not one of the available choices."),
+        ("l2rpn_wcci_2020", "random-line", "has no list of attacked lines for env 'l2rpn_wcci_2020'"),
+    ):
+        data = {"env": env, "expert": "greedy", "seeds": "1", "episode_length": "8", "opponent": opponent}
+        response = client.post(reverse("training:mine_launch"), data)
+        assert response.status_code == 400 and expected in _text(response), opponent
     response = client.post(
         reverse("training:mine_launch"), {"env": "nowhere", "expert": "greedy", "seeds": "1"}
     )

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ace_core.errors import ConfigError
+from ace_core.grid.opponents import opponent_kwargs
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 from webapp.audit.services import audit_record
 from webapp.training.errors import MineStateError
@@ -37,6 +38,7 @@ def mine_spec(mine: Mine):
         episodes=mine.episodes,
         seeds=mine.seeds,
         episode_length=mine.episode_length,
+        opponent=mine.opponent,
     )
 
 
@@ -60,6 +62,7 @@ def mine_launch(
     launched_by: AbstractBaseUser,
     episodes: int | None = None,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
+    opponent: str = "env",
 ) -> Mine:
     """Queue a mine of the train days on the ``training`` queue (Ray on the worker's machine, one
     Ray worker). Raises ConfigError on bad settings, MineStateError when this mine is already
@@ -77,6 +80,7 @@ def mine_launch(
         raise ConfigError(
             f"episode_length={episode_length!r} is out of range; accepted: 2 to {MAX_EPISODE_LENGTH}"
         )
+    opponent_kwargs(env, opponent)  # an unknown opponent, or random-line on a grid without its lines
     row = Mine(
         env=env,
         expert=expert,
@@ -84,6 +88,7 @@ def mine_launch(
         seeds=seeds,
         episodes=episodes,
         episode_length=episode_length,
+        opponent=opponent,
         launched_by=launched_by,
     )
     # the directory the trainer's pretrain_mine=auto would use for the same settings
@@ -113,6 +118,7 @@ def mine_launch(
             "seeds": seeds,
             "episodes": episodes,
             "episode_length": episode_length,
+            "opponent": opponent,
             "out_dir": row.out_dir,
         },
     )
