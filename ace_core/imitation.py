@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.action_space import DO_NOTHING, ActionSpace
 from ace_core.imitation_data import Dataset
-from ace_core.rl.cloning import DO_NOTHING, cloning_loss
+from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.sac import SAC
 
 
@@ -115,6 +115,7 @@ def pretrain(
     into a fresh policy and save it as a run checkpoint."""
     from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint
     from ace_core.config import TrainConfig
+    from ace_core.config.checks import in_range
     from ace_core.errors import ConfigError
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.envs import make_env
@@ -125,10 +126,7 @@ def pretrain(
         raise ConfigError(
             f"--epochs ({config.epochs}) and --batch-size ({config.batch_size}) must be at least 1"
         )
-    if not 0.01 <= config.action_weight <= 100.0:
-        raise ConfigError(
-            f"--action-weight={config.action_weight!r} is out of range; accepted: 0.01 to 100.0"
-        )
+    in_range("--action-weight", config.action_weight, 0.01, 100.0)
     out = Path(out)
     if (out / CHECKPOINT_NAME).exists():
         raise ConfigError(f"{out} already holds a checkpoint; choose another --out")

@@ -33,6 +33,9 @@ import numpy as np
 
 from ace_core.errors import ActionIndexError
 
+DO_NOTHING = 0
+"""the index of doing nothing"""
+
 # columns of grid2op's grid_objects_types after the substation: load, gen, line or, line ex, storage
 _ELEMENT_LABELS = ("load {}", "generator {}", "line {} origin", "line {} extremity", "storage {}")
 

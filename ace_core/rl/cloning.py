@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import torch
 
-DO_NOTHING = 0
-"""index of doing nothing in the action space (:mod:`ace_core.grid.action_space`)"""
+from ace_core.grid.action_space import DO_NOTHING
 
 
 def cloning_loss(log_prob: torch.Tensor, actions: torch.Tensor, action_weight: float = 1.0) -> torch.Tensor:

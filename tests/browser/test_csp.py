@@ -76,14 +76,20 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
     return {name: _url(name, objects) for name in PAGES}
 
 
-def _open(context: Any, url: str, label: str) -> tuple[Any, list[str]]:
-    """A new tab on ``url``, loaded, its CSP header checked and its console's CSP messages kept."""
-    page = context.new_page()
+def _csp_console(page: Any) -> list[str]:
+    """The page's console messages about the Content-Security-Policy, as they come."""
     console: list[str] = []
     page.on(
         "console",
         lambda message: console.append(message.text) if "Content Security" in message.text else None,
     )
+    return console
+
+
+def _open(context: Any, url: str, label: str) -> tuple[Any, list[str]]:
+    """A new tab on ``url``, loaded, its CSP header checked and its console's CSP messages kept."""
+    page = context.new_page()
+    console = _csp_console(page)
     response = page.goto(url)
     assert response is not None and response.status < 500, (label, response and response.status)
     header = response.headers.get("content-security-policy", "")
@@ -124,11 +130,7 @@ def test_no_page_of_any_role_violates_the_content_security_policy(
             page.goto(f"{server}{urls[PAGES[-1]]}")
             page.screenshot(path=str(artifacts / f"{role}-last.png"))
     with browser(tmp_path / "locked") as page:
-        console = []
-        page.on(
-            "console",
-            lambda message: console.append(message.text) if "Content Security" in message.text else None,
-        )
+        console = _csp_console(page)
         page.add_init_script(VIOLATIONS)
         for _ in range(settings.AXES_FAILURE_LIMIT + 1):
             page.goto(f"{server}/login/")
