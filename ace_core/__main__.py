@@ -231,6 +231,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         episode_length=args.episode_length,
         player=args.player or "",
         opponent=args.opponent,
+        demand_scale=args.demand_scale,
     )
     summary = mine(spec, Path(args.out) if args.out else None, args.workers, args.ray_address)
     print(json.dumps(summary, indent=2))
@@ -389,6 +390,12 @@ def _add_mine_parser(sub) -> None:
         "--opponent",
         default="env",
         help="line attacks in the mined episodes: env (the env's own opponent), none, or random-line",
+    )
+    mine.add_argument(
+        "--demand-scale",
+        type=float,
+        default=1.0,
+        help="every load and production of the mined days times this, 0.8 to 1.3 (1.05: heavier days)",
     )
     mine.add_argument(
         "--player",

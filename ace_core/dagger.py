@@ -79,6 +79,7 @@ def round_spec(spec: DaggerSpec, saved: dict, player: Path):
         episode_length=saved["episode_length"],
         player=str(player),
         opponent=saved.get("opponent", "env"),
+        demand_scale=saved.get("demand_scale", 1.0),
     )
 
 

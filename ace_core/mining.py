@@ -73,6 +73,8 @@ class MineSpec:
     """a policy (run directory or checkpoint) that plays while the expert labels (DAgger); "": the expert plays"""
     opponent: str = "env"
     """line attacks in the mined episodes (:mod:`ace_core.grid.opponents`); the env's own by default"""
+    demand_scale: float = 1.0
+    """every load and production of the mined days times this (:mod:`ace_core.grid.demand`)"""
 
     def key(self) -> dict:
         """What identifies a mine: the expert by its parsed settings (``greedy`` and
@@ -90,6 +92,8 @@ class MineSpec:
             del key["player"]
         if self.opponent == "env":
             del key["opponent"]  # a mine of the env as it is keeps the key it had before opponents
+        if self.demand_scale == 1.0:
+            del key["demand_scale"]  # and so does a mine of the days as they are
         try:
             config = parse_expert_spec(self.expert.partition(":")[2]).key()
         except ConfigError:
@@ -150,7 +154,7 @@ class EpisodeWorker:
         from ace_core.grid.envs import make_env
         from ace_core.imitation_data import play_episode
 
-        env = make_env(self.spec.env, opponent=self.spec.opponent)
+        env = make_env(self.spec.env, opponent=self.spec.opponent, demand_scale=self.spec.demand_scale)
         expert = expert_from_spec(self.spec.expert, self.space, env.action_space)
         try:
             return play_episode(env, self.space, expert, self.features, scenario, seed, self.player)
@@ -185,6 +189,7 @@ def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[fl
     space, feature scale, the player's policy state or None)."""
     from ace_core.expert import expert_from_spec
     from ace_core.grid.action_space import build_action_space
+    from ace_core.grid.demand import check_demand_scale
     from ace_core.grid.envs import make_env
     from ace_core.grid.features import FeatureBuilder
     from ace_core.grid.scenarios import scenarios
@@ -197,6 +202,8 @@ def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[fl
         raise MineError(
             f"unknown expert {spec.expert!r}; accepted: greedy, greedy:BUDGET, greedy:key=value,..."
         )
+    check_demand_scale(spec.demand_scale)
+    # the days as they are: the feature scale is the policy's, whatever the mined days' demand
     env = make_env(spec.env, opponent=spec.opponent)  # an unknown opponent fails here
     space = build_action_space(env)
     expert_from_spec(spec.expert, space, env.action_space)  # a bad setting or a foreign set fails now

@@ -12,7 +12,7 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-from ace_core.errors import UnknownEnvError
+from ace_core.errors import ConfigError, UnknownEnvError
 
 # grid2op suggests numba on import; LightSim2Grid does not need it (and numba costs a JIT at make).
 warnings.filterwarnings("ignore", message=".*numba.*")
@@ -21,6 +21,7 @@ import grid2op  # noqa: E402
 from grid2op.Chronics import MultifolderWithCache  # noqa: E402
 from lightsim2grid import LightSimBackend  # noqa: E402
 
+from ace_core.grid.demand import check_demand_scale, scale_demand  # noqa: E402
 from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs  # noqa: E402
 from ace_core.grid.reward import MarginReward  # noqa: E402
 
@@ -46,17 +47,28 @@ def available_env_names() -> tuple[str, ...]:
     return tuple(sorted((bundled | downloaded) - _EXCLUDED))
 
 
-def make_env(name: str, *, cache_chronics: bool = True, opponent: str = DEFAULT_OPPONENT, **kwargs):
+def make_env(
+    name: str,
+    *,
+    cache_chronics: bool = True,
+    opponent: str = DEFAULT_OPPONENT,
+    demand_scale: float = 1.0,
+    **kwargs,
+):
     """A grid2op environment on LightSimBackend with :class:`MarginReward`.
 
     ``cache_chronics`` keeps every time series in memory (``MultifolderWithCache``): resets of
     long chronics drop from ~0.2-0.7 s to a few ms. ``opponent`` picks the line attacks
-    (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``). Extra keyword
-    arguments go to ``grid2op.make``.
+    (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
+    ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`; it needs
+    the cached chronics). Extra keyword arguments go to ``grid2op.make``.
     """
     names = available_env_names()
     if name not in names:
         raise UnknownEnvError(f"unknown env {name!r}; available here: {', '.join(names)}")
+    demand_scale = check_demand_scale(demand_scale)
+    if demand_scale != 1.0 and not cache_chronics:
+        raise ConfigError("a demand scale needs the chronics cached in memory (cache_chronics=True)")
     options = {
         "backend": LightSimBackend(),
         "reward_class": MarginReward,
@@ -76,6 +88,9 @@ def make_env(name: str, *, cache_chronics: bool = True, opponent: str = DEFAULT_
         data = env.chronics_handler.real_data
         data.set_filter(lambda _path: True)
         data.reset()
+        if demand_scale != 1.0:
+            scale_demand(env, demand_scale)
+    env.gridace_demand_scale = demand_scale
     return env
 
 

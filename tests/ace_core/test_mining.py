@@ -45,7 +45,32 @@ def test_a_mine_writes_an_action_set_with_coverage_and_a_dataset(mined):
 
 def test_the_expert_actions_of_a_mine_replay_to_the_recorded_outcomes(mined):
     spec, out, _ = mined
-    env = make_env(spec.env)
+    assert _replayed_decisions(out, spec, make_env(spec.env)) > 0
+
+
+def test_a_mine_of_heavier_days_is_keyed_apart_and_replays_on_those_days(mined, tmp_path):
+    from ace_core.dagger import DaggerSpec, round_spec
+
+    spec, _, _ = mined
+    heavy = MineSpec(env=spec.env, expert=spec.expert, episodes=2, episode_length=16, demand_scale=1.2)
+    # a mine of the days as they are keeps its key (and cache directory)
+    assert "demand_scale" not in spec.key() and heavy.key()["demand_scale"] == 1.2
+    out = tmp_path / "heavy"
+    summary = mine(heavy, out, workers=1, log=lambda text: None)
+    assert json.loads((out / "mine.json").read_text())["demand_scale"] == 1.2
+    # the recorded outcomes are those of the heavier days, not of the days as they are
+    assert _replayed_decisions(out, heavy, make_env(spec.env, demand_scale=1.2)) > 0
+    with pytest.raises(AssertionError):
+        _replayed_decisions(out, heavy, make_env(spec.env))
+    assert summary["decisions"] > 0
+    dagger = DaggerSpec(env=spec.env, dataset="m", expert=spec.expert)
+    assert round_spec(dagger, heavy.key(), tmp_path).demand_scale == 1.2
+    assert round_spec(dagger, spec.key(), tmp_path).demand_scale == 1.0
+
+
+def _replayed_decisions(out, spec, env) -> int:
+    """Play the second episode's recorded actions on ``env``; each decision's simulated outcome must
+    be the recorded one. Returns how many decisions were replayed."""
     space = build_action_space(env)
     scenario = scenarios(env, "train", spec.episode_length)[1]
     with np.load(episode_file(out, scenario, 0)) as data:
@@ -65,7 +90,7 @@ def test_the_expert_actions_of_a_mine_replay_to_the_recorded_outcomes(mined):
             assert float(sim_obs.rho.max()) == pytest.approx(outcomes[played], abs=1e-5)
             replayed += 1
         obs, _, done, _ = env.step(space.to_grid2op(int(played), env.action_space))
-    assert replayed == len(record["action"])
+    return replayed
 
 
 def test_an_interrupted_mine_resumes_and_gives_the_same_dataset(mined, tmp_path):
@@ -140,6 +165,10 @@ def test_a_worker_killed_mid_episode_loses_only_that_episode(mined, tmp_path):
         (
             ["--env", "l2rpn_case14_sandbox", "--opponent", "pirate"],
             "unknown opponent 'pirate'; accepted: env, none, random-line",
+        ),
+        (
+            ["--env", "l2rpn_case14_sandbox", "--demand-scale", "2"],
+            "demand scale 2.0 is out of range; accepted: 0.8 to 1.3",
         ),
     ],
 )

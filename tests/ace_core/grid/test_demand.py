@@ -1,0 +1,49 @@
+"""Heavier days from the same chronics: loads, productions and their forecasts scaled together."""
+
+import numpy as np
+import pytest
+
+from ace_core.errors import ConfigError
+from ace_core.grid.envs import make_env
+from ace_core.grid.scenarios import reset_to, scenarios
+
+
+def _first_train_day(env):
+    return reset_to(env, scenarios(env, "train")[0], 0)
+
+
+def test_a_demand_scale_multiplies_the_loads_the_productions_and_their_forecasts():
+    plain = _first_train_day(make_env("rte_case14_realistic"))
+    heavy_env = make_env("rte_case14_realistic", demand_scale=1.1)
+    heavy = _first_train_day(heavy_env)
+    np.testing.assert_allclose(heavy.load_p, 1.1 * plain.load_p, rtol=1e-5)
+    np.testing.assert_allclose(heavy.load_q, 1.1 * plain.load_q, rtol=1e-5)
+    # the generators (but the slack, which takes the losses) follow the loads
+    assert np.sum(heavy.gen_p) == pytest.approx(1.1 * np.sum(plain.gen_p), rel=0.01)
+    (load_p, _, prod_p, _), (plain_load_p, _, plain_prod_p, _) = (
+        obs.get_forecasted_inj(1) for obs in (heavy, plain)
+    )
+    np.testing.assert_allclose(load_p, 1.1 * plain_load_p, rtol=1e-5)
+    np.testing.assert_allclose(prod_p, 1.1 * plain_prod_p, rtol=1e-5)
+    # heavier flows: the lines are more loaded, also after steps
+    assert heavy.rho.max() > plain.rho.max()
+    assert heavy_env.gridace_demand_scale == 1.1
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (1.5, "demand scale 1.5 is out of range; accepted: 0.8 to 1.3"),
+        (0.0, "demand scale 0.0 is out of range; accepted: 0.8 to 1.3"),
+        (float("nan"), "must be a number from 0.8 to 1.3"),
+        ("heavy", "must be a number from 0.8 to 1.3"),
+    ],
+)
+def test_a_demand_scale_out_of_range_is_refused_with_the_range(value, message):
+    with pytest.raises(ConfigError, match=message):
+        make_env("rte_case14_realistic", demand_scale=value)
+
+
+def test_a_demand_scale_needs_the_chronics_in_memory():
+    with pytest.raises(ConfigError, match="needs the chronics cached in memory"):
+        make_env("rte_case14_realistic", cache_chronics=False, demand_scale=1.1)
