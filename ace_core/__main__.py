@@ -264,7 +264,8 @@ def cmd_dagger(args: argparse.Namespace) -> int:
 
     spec = DaggerSpec(
         env=args.env,
-        dataset=args.dataset,
+        dataset=args.dataset[0],
+        more_datasets=tuple(args.dataset[1:]),
         rounds=args.rounds,
         seeds=args.seeds,
         expert=args.expert,
@@ -443,7 +444,13 @@ def _add_dagger_parser(sub) -> None:
         formatter_class=_DefaultsFormatter,
     )
     dagger.add_argument("--env", required=True)
-    dagger.add_argument("--dataset", required=True, help="the expert's mine (directory or dataset.npz)")
+    dagger.add_argument(
+        "--dataset",
+        required=True,
+        action="append",
+        help="the expert's mine (directory or dataset.npz), whose days every round plays again; "
+        "repeat to clone on further mines too (e.g. heavier days), which are not played again",
+    )
     dagger.add_argument("--rounds", type=int, default=3, help="policy-played mines after the first clone")
     dagger.add_argument("--seeds", type=int, default=1, help="grid seeds 0..N-1 per day in each round's mine")
     dagger.add_argument(

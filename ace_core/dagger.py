@@ -6,10 +6,13 @@ would have done at each state it reached, then clones again on everything gather
 
 ``python -m ace_core dagger --env ENV --dataset MINE --rounds R --seeds S --out DIR``
 
-- ``DIR/round-0``: the policy cloned from ``MINE`` (:func:`ace_core.imitation.pretrain`);
+- ``DIR/round-0``: the policy cloned from ``MINE`` (:func:`ace_core.imitation.pretrain`), and
+  from the further mines given (``--dataset MINE --dataset MORE ...``: e.g. heavier days), which
+  every round clones again but does not play again;
 - for r in 1..R, ``DIR/mine-r``: the days ``MINE`` played (same split, days and length, seeds
   0..S-1), played by ``round-(r-1)`` and labelled by the expert (a mine with a player,
-  :mod:`ace_core.mining`), then ``DIR/round-r``: cloned from scratch on ``MINE`` + ``mine-1..r``;
+  :mod:`ace_core.mining`), then ``DIR/round-r``: cloned from scratch on ``MINE`` (+ ``MORE``) +
+  ``mine-1..r``;
 - ``DIR/dagger.json``: each round's datasets, decisions and held-out agreement (overall and per
   dataset: the newest mine's is the agreement on the previous policy's own states), rewritten
   after every round;
@@ -40,7 +43,9 @@ RESULT_NAME = "dagger.json"
 class DaggerSpec:
     env: str
     dataset: str
-    """the expert's mine: its directory (or the dataset.npz in it)"""
+    """the expert's mine: its directory (or the dataset.npz in it); every round plays its days again"""
+    more_datasets: tuple[str, ...] = ()
+    """more mines cloned in every round (e.g. heavier days, ``mine --demand-scale``), not played again"""
     rounds: int = 3
     """policy-played mines after the first clone"""
     seeds: int = 1
@@ -93,6 +98,8 @@ def check(spec: DaggerSpec, saved: dict) -> None:
         )
     from ace_core.imitation_data import DatasetError, array_names
 
+    for more in spec.more_datasets:
+        array_names(more)  # a missing or corrupt further mine fails before anything is written
     path, names = array_names(spec.dataset)
     if "day_name" not in names:
         raise DatasetError(
@@ -119,6 +126,10 @@ def settings_of(spec: DaggerSpec, mine_dir: Path) -> dict:
     fields.pop("rounds")
     if fields["clone"]["action_weight"] == 1.0:
         del fields["clone"]["action_weight"]  # as DAgger directories made before the weight existed
+    if spec.more_datasets:
+        fields["more_datasets"] = [str(Path(d).resolve()) for d in spec.more_datasets]
+    else:
+        del fields["more_datasets"]  # as DAgger directories of one mine were made
     expert = MineSpec(env=spec.env, expert=spec.expert).key()["expert"]
     return {**fields, "dataset": str(mine_dir), "expert": expert}
 
@@ -154,7 +165,7 @@ def run_dagger(
         raise ConfigError(f"{out} exists and is not a DAgger directory; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
 
-    datasets, rounds = [mine_dir], []
+    datasets, rounds = [mine_dir, *(Path(d).resolve() for d in spec.more_datasets)], []
     for r in range(spec.rounds + 1):
         run = out / f"round-{r}"
         entry: dict = {"round": r, "dir": str(run)}

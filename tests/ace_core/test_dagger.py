@@ -172,6 +172,40 @@ def test_dagger_clones_mines_with_the_policy_clones_again_and_resumes(mined, tmp
     assert json.loads((out / "dagger.json").read_text())["rounds"] == rounds
 
 
+def test_dagger_clones_further_mines_in_every_round_and_plays_only_the_first_mines_days(
+    mined, player_mine, tmp_path, capsys
+):
+    spec, first, first_summary = mined
+    _, second, second_summary = player_mine
+    out = tmp_path / "dagger"
+    args = ["dagger", "--env", spec.env, "--dataset", str(first), "--dataset", str(second)]
+    args += ["--rounds", "1", "--seeds", "1", "--out", str(out), "--workers", "1", "--epochs", "2"]
+    assert main(args) == 0
+    result = json.loads((out / "dagger.json").read_text())
+    rounds = result["rounds"]
+    both = first_summary["decisions"] + second_summary["decisions"]
+    assert rounds[0]["decisions"] == both
+    # the round's mine plays the first mine's three days, not the further mine's two
+    assert rounds[1]["mine"]["episodes"] == first_summary["episodes"] == 3
+    assert rounds[1]["decisions"] == both + rounds[1]["mine"]["decisions"]
+    assert rounds[1]["datasets"] == [str(first), str(second), str(out / "mine-1")]
+    assert result["settings"]["more_datasets"] == [str(second)]
+    # a DAgger directory is bound to its further mines
+    capsys.readouterr()
+    assert main(["dagger", "--env", spec.env, "--dataset", str(first), *args[7:]]) == 2
+    assert "holds a DAgger run of other settings" in capsys.readouterr().err
+
+
+def test_dagger_refuses_a_missing_further_mine_before_writing(mined, tmp_path, capsys):
+    spec, first, _ = mined
+    out = tmp_path / "dagger"
+    args = ["dagger", "--env", spec.env, "--dataset", str(first), "--dataset", str(tmp_path / "nowhere")]
+    assert main([*args, "--rounds", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "nowhere" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
 def test_dagger_refuses_a_mine_without_day_names_before_writing(mined, tmp_path, capsys):
     spec, first, _ = mined
     old = tmp_path / "old-mine"
