@@ -29,7 +29,7 @@ import torch
 
 from ace_core.grid.action_space import ActionSpace
 from ace_core.imitation import top_masks
-from ace_core.imitation_data import DatasetError, concat_datasets, load_dataset, same_scale
+from ace_core.imitation_data import DatasetError, concat_datasets, load_dataset, same_features
 
 
 class AnchorBatch(NamedTuple):
@@ -50,14 +50,14 @@ class ExpertAnchor:
         return len(self.actions)
 
     @classmethod
-    def load(cls, paths: list[str | Path], space: ActionSpace, load_scale: np.ndarray) -> ExpertAnchor:
+    def load(cls, paths: list[str | Path], space: ActionSpace, features: dict) -> ExpertAnchor:
         """The decisions of the mines at ``paths``, refused when their features are not the run's
-        policy inputs (another feature scale)."""
+        policy inputs (``features``: the policy's :meth:`FeatureBuilder.state_dict`)."""
         dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
-        if not same_scale(dataset.load_scale, load_scale):
+        if not same_features(dataset.feature_state, features):
             raise DatasetError(
-                f"anchor mine {paths[0]} has another feature scale than the run's policy: its "
-                "features are not this policy's inputs; anchor on the mine the policy was cloned from"
+                f"anchor mine {paths[0]} has another feature scale or layout than the run's policy: "
+                "its features are not this policy's inputs; anchor on the mine the policy was cloned from"
             )
         return cls(dataset.features, top_masks(space, dataset.legal()), dataset.actions)
 

@@ -174,7 +174,7 @@ def pretrain(
         "fingerprint": space.fingerprint(),
         "subset": None,
         "sac": sac.state_dict(),
-        "features": {"load_scale": np.asarray(dataset.load_scale).tolist()},
+        "features": {"load_scale": np.asarray(dataset.load_scale).tolist(), "overflow": dataset.overflow},
         "pretrain": report,
     }
     save_checkpoint(state, out / CHECKPOINT_NAME)

@@ -17,7 +17,9 @@ cand_max_rho        (C,) float32         their simulated max rho (inf: game over
 played              (T,) int64           the action played at every step (replays the episode)
 ==================  ===================  ================================================
 
-plus the scenario, seed, steps played, whether it ended in a game over, the action space's fingerprint and the feature scale.
+plus the scenario, seed, steps played, whether it ended in a game over, the action space's
+fingerprint and the features' settings (``load_scale``, and ``overflow``: whether they hold the
+overflow block of :mod:`ace_core.grid.features`; absent in mines made before it: no).
 
 With a ``player`` (a policy, obs -> action index, e.g. :meth:`ace_core.agents.SacAgent.choose`)
 the episode is DAgger's (Ross et al. 2011): the expert still searches at every step and its label
@@ -115,6 +117,7 @@ def play_episode(
         "game_over": np.asarray(bool(info.get("exception"))),
         "fingerprint": np.asarray(space.fingerprint()),
         "load_scale": features.load_scale,
+        "overflow": np.asarray(features.overflow),
         "seconds": np.asarray(time.perf_counter() - started),
     }
 
@@ -140,6 +143,16 @@ class Dataset:
     @property
     def load_scale(self) -> np.ndarray:
         return self.arrays["load_scale"]
+
+    @property
+    def overflow(self) -> bool:
+        """Whether the features hold the overflow block (mines made before it: no)."""
+        return bool(self.arrays.get("overflow", False))
+
+    @property
+    def feature_state(self) -> dict:
+        """The settings of the policy inputs these features are (:meth:`FeatureBuilder.state_dict`)."""
+        return {"load_scale": self.load_scale, "overflow": self.overflow}
 
     def legal(self, rows=slice(None)) -> np.ndarray:
         """Unpacked legality masks of the given decisions, (n, N) bool."""
@@ -170,6 +183,7 @@ def join_episodes(episodes: list[dict]) -> dict:
         "day_name": np.asarray(days, dtype=str),
         "fingerprint": first["fingerprint"],
         "load_scale": first["load_scale"],
+        "overflow": np.asarray(bool(first.get("overflow", False))),
     }
 
 
@@ -189,9 +203,12 @@ UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 """what reading a missing, truncated or foreign ``.npz`` raises"""
 
 
-def same_scale(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two feature scales (``load_scale``) give the same policy inputs."""
-    return np.shape(a) == np.shape(b) and bool(np.allclose(a, b, rtol=1e-6))
+def same_features(a: dict, b: dict) -> bool:
+    """Whether two feature settings (:meth:`FeatureBuilder.state_dict`: the load scale, and the
+    overflow block, absent before it existed) give the same policy inputs."""
+    scale_a, scale_b = np.asarray(a["load_scale"]), np.asarray(b["load_scale"])
+    same_scale = scale_a.shape == scale_b.shape and bool(np.allclose(scale_a, scale_b, rtol=1e-6))
+    return same_scale and bool(a.get("overflow", False)) == bool(b.get("overflow", False))
 
 
 def array_names(path) -> tuple[Path, list[str]]:
@@ -262,11 +279,11 @@ def concat_datasets(datasets: list[tuple[str, Dataset]]) -> Dataset:
                 f"dataset {path} does not name its days (mined before day names); delete its "
                 "dataset.npz and summary.json and run the same mine again to rejoin its episodes"
             )
-        if not same_scale(dataset.load_scale, first.load_scale):
+        if not same_features(dataset.feature_state, first.feature_state):
             raise DatasetError(
-                f"dataset {path} has another feature scale than {first_path}: its features are "
-                "not the same policy inputs; mine it with a player cloned from the first dataset "
-                "(`mine --player`), or clone on datasets with one scale"
+                f"dataset {path} has another feature scale or layout than {first_path}: its "
+                "features are not the same policy inputs; mine it with a player cloned from the "
+                "first dataset (`mine --player`), or clone on datasets mined alike"
             )
     names = list(dict.fromkeys(str(n) for _, d in datasets for n in d.arrays["day_name"]))
     offsets, shift, n_episodes, episodes, days = [np.zeros(1, np.int64)], 0, 0, [], []
@@ -291,6 +308,7 @@ def concat_datasets(datasets: list[tuple[str, Dataset]]) -> Dataset:
             "source": np.concatenate([np.full(len(d), i) for i, (_, d) in enumerate(datasets)]),
             "fingerprint": first.arrays["fingerprint"],
             "load_scale": first.load_scale,
+            "overflow": np.asarray(first.overflow),
         },
         first.n_actions,
     )

@@ -4,7 +4,7 @@
 
 With ``--player RUN`` (a policy's run directory or checkpoint) the mine is a DAgger round: the
 policy plays and the expert labels every state it reaches (:func:`~ace_core.imitation_data.play_episode`);
-its features use the policy's feature scale, so the data are the policy's own inputs.
+its features are the policy's (its feature scale and layout), so the data are the policy's own inputs.
 
 Each (scenario, seed) episode is played by a Ray actor (one env, action space and expert per
 worker process, built once); the driver writes its record to ``DIR/episodes/<scenario>-seed<k>.npz``
@@ -90,6 +90,8 @@ class MineSpec:
             key["player"] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
         else:
             del key["player"]
+            # the expert's mines hold today's policy inputs (a player's mine holds its player's)
+            key["features"] = "overflow"
         if self.opponent == "env":
             del key["opponent"]  # a mine of the env as it is keeps the key it had before opponents
         if self.demand_scale == 1.0:
@@ -123,7 +125,7 @@ class EpisodeWorker:
     would otherwise depend on which episodes its worker played before, and so on the worker count.
     """
 
-    def __init__(self, spec: MineSpec, load_scale: list[float], player: dict | None = None) -> None:
+    def __init__(self, spec: MineSpec, features: dict, player: dict | None = None) -> None:
         # no torch here unless a player is set: a worker imports only the grid and the expert
         from ace_core.grid.action_space import build_action_space
         from ace_core.grid.envs import make_env
@@ -132,7 +134,7 @@ class EpisodeWorker:
         self.spec = spec
         env = make_env(spec.env, opponent=spec.opponent)
         self.space = build_action_space(env)
-        self.features = FeatureBuilder(env, load_scale=load_scale)
+        self.features = FeatureBuilder.from_state(env, features)
         self.player = None
         if player is not None:
             import torch
@@ -186,7 +188,7 @@ def check_ray_address(address: str) -> None:
 
 def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[float], dict | None]:
     """Validate everything a mine needs before any file or Ray process exists: (episodes, action
-    space, feature scale, the player's policy state or None)."""
+    space, the features' settings, the player's policy state or None)."""
     from ace_core.expert import expert_from_spec
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.demand import check_demand_scale
@@ -210,12 +212,12 @@ def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[fl
     chosen = scenarios(env, spec.split, spec.episode_length)[: spec.episodes]
     if not chosen:
         raise MineError(f"env {spec.env!r} has no {spec.split} scenarios")
-    load_scale = FeatureBuilder(env).load_scale.tolist()
+    features = FeatureBuilder(env).state_dict()
     player = load_player(spec.player, space) if spec.player else None
     if player is not None:
         # the data are the player's inputs: a DAgger mine aggregates with the player's own mine
-        load_scale = FeatureBuilder.for_policy(env, player).load_scale.tolist()
-    return [(s, seed) for seed in range(spec.seeds) for s in chosen], space, load_scale, player
+        features = FeatureBuilder.for_policy(env, player).state_dict()
+    return [(s, seed) for seed in range(spec.seeds) for s in chosen], space, features, player
 
 
 def load_player(path: str, space) -> dict:
@@ -269,7 +271,7 @@ def mine(
         raise MineError(f"--workers {workers} must be at least 1")
     if ray_address:
         check_ray_address(ray_address)
-    episodes, space, load_scale, player = prepare(spec)
+    episodes, space, features, player = prepare(spec)
     out = (Path(out) if out else spec.default_dir()).resolve()  # Ray workers have their own cwd
     created = not out.exists()
     if claim_dir(out, spec):
@@ -282,7 +284,7 @@ def mine(
             f"mining {spec.env}: {len(episodes)} episodes, {len(episodes) - len(todo)} already on disk, {workers} workers"
         )
         started = time.perf_counter()
-        played = run_with_ray(spec, out, todo, load_scale, workers, ray_address, log, player)
+        played = run_with_ray(spec, out, todo, features, workers, ray_address, log, player)
         return finish(spec, out, space, episodes, played, time.perf_counter() - started)
     except BaseException:
         if created and not any((out / "episodes").glob("*.npz")):
@@ -304,7 +306,7 @@ def start_ray(workers: int, ray_address: str | None = None) -> None:
     ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
 
 
-def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, log, player=None) -> int:
+def run_with_ray(spec, out: Path, todo, features, workers: int, ray_address, log, player=None) -> int:
     """Play ``todo`` on ``workers`` Ray actors; returns how many episodes were played."""
     if not todo:
         return 0
@@ -320,7 +322,7 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
     attempts: Counter = Counter()
     running: dict = {}
     player = ray.put(player) if player is not None else None  # sent once, shared by the workers
-    actors = [actor_class.remote(spec, load_scale, player) for _ in range(min(workers, len(todo)))]
+    actors = [actor_class.remote(spec, features, player) for _ in range(min(workers, len(todo)))]
     idle = list(actors)  # every actor ever started is in ``actors``, to be stopped at the end
     done_count, decisions, clock = 0, 0, time.perf_counter()
     try:
@@ -352,7 +354,7 @@ def run_with_ray(spec, out: Path, todo, load_scale, workers: int, ray_address, l
                     ) from exc
                 log(f"a worker died playing {scenario.name} seed {seed}; giving it to a new worker")
                 pending.insert(0, (scenario, seed))
-                actors.append(actor_class.remote(spec, load_scale, player))
+                actors.append(actor_class.remote(spec, features, player))
                 idle.append(actors[-1])
                 continue
             save_npz_atomic(path, **record)

@@ -187,7 +187,7 @@ class Trainer:
             self.imitation.mine_dir() if mine == "auto" and self.imitation else mine
             for mine in self.config.anchor_mines()
         ]
-        return ExpertAnchor.load(mines, self.space, self.features.load_scale)
+        return ExpertAnchor.load(mines, self.space, self.features.state_dict())
 
     def _validator(self) -> Validator | None:
         if not self.config.validate_every:
@@ -483,6 +483,12 @@ class Trainer:
         ]
         if changed:
             raise CheckpointError(f"resume must use the run's settings; these differ: {', '.join(changed)}")
+        saved = state.get("features", {})
+        if bool(saved.get("overflow", False)) != self.features.overflow:
+            raise CheckpointError(
+                f"{self.out_dir} was trained on the policy inputs of an older GridACE (no overflow "
+                "counters) and cannot be resumed; start a new run from it with --init-from"
+            )
         self.sac.load_state_dict(state["sac"])
         self.buffer.load_state_dict(state["buffer"])
         loop = state["loop"]

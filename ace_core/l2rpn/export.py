@@ -58,6 +58,7 @@ def export_run(run: Path, out: Path) -> dict:
         "n_actions": int(space.n),
         "rho_threshold": float(config.rho_threshold),
         "load_scale": features.load_scale.tolist(),
+        "overflow": features.overflow,
         "trained_steps": int(state["loop"]["step"]),
         "seed": config.seed,
         "grid2op_version": version("grid2op"),
@@ -132,7 +133,8 @@ steps (seed {meta["seed"]}), exported in the L2RPN submission format. It needs o
   `index - 1`, then topology action `t` sets substation `topo_sub[t]`: element 0 on bus 1 and
   element `j + 1` on bus 2 when bit `j` of `topo_bits[t]` is set, else bus 1.
 - `agent.json`: head `{meta["head"]}`, hidden width {meta["hidden"]}, feature size
-  {meta["obs_size"]}, the load scale of the features, action-space fingerprint
+  {meta["obs_size"]}, the load scale of the features and whether they hold the lines' overflow
+  counters, action-space fingerprint
   `{meta["fingerprint"]}`.
 
 ## Run it

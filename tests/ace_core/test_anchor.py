@@ -36,7 +36,7 @@ def _expert_log_likelihood(run_dir, mine_dir) -> float:
     env = make_env(MINE_ENV)
     space = build_action_space(env)
     state = load_checkpoint(run_dir / "checkpoint.pt")
-    anchor = ExpertAnchor.load([mine_dir], space, np.asarray(state["features"]["load_scale"]))
+    anchor = ExpertAnchor.load([mine_dir], space, state["features"])
     from ace_core.agents import sac_from_state
 
     sac = sac_from_state(state, env, space)[0]

@@ -77,10 +77,11 @@ def test_a_player_mine_plays_the_policy_and_labels_its_states_with_the_expert(pl
     assert disagreements > 0  # so these are the policy's episodes, not the expert's
 
 
-def test_a_mine_is_keyed_by_its_players_content_and_unchanged_without_one(mined, player, tmp_path):
+def test_a_mine_is_keyed_by_its_players_content_and_by_its_inputs_without_one(mined, player, tmp_path):
     spec, _, _ = mined
     assert "player" not in spec.key()
-    assert set(spec.key()) == {"format", "env", "expert", "split", "episodes", "seeds", "episode_length"}
+    keys = {"format", "env", "expert", "split", "episodes", "seeds", "episode_length", "features"}
+    assert set(spec.key()) == keys and spec.key()["features"] == "overflow"
     same = tmp_path / "same.pt"
     shutil.copyfile(player / "checkpoint.pt", same)
     other = tmp_path / "other.pt"
@@ -89,6 +90,7 @@ def test_a_mine_is_keyed_by_its_players_content_and_unchanged_without_one(mined,
     assert with_player.key() == MineSpec(env=spec.env, expert=spec.expert, player=str(same)).key()
     assert with_player.key() != MineSpec(env=spec.env, expert=spec.expert, player=str(other)).key()
     assert with_player.digest() != MineSpec(env=spec.env, expert=spec.expert).digest()
+    assert "features" not in with_player.key()  # a player's mine holds its player's inputs
 
 
 def test_a_player_from_another_grid_is_refused_before_anything_is_written(player, tmp_path, capsys):
@@ -142,6 +144,32 @@ def test_datasets_of_different_feature_scales_are_refused(mined, tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert "another feature scale" in err and len(err.splitlines()) == 1
     assert not run.exists()
+
+
+def test_a_mine_from_before_the_overflow_block_clones_a_policy_without_it_and_mixes_with_no_new_one(
+    mined, tmp_path, capsys
+):
+    spec, first, _ = mined
+    env = make_env(spec.env)
+    with np.load(first / "dataset.npz") as data:
+        arrays = {k: data[k] for k in data.files if k != "overflow"}
+    arrays["features"] = arrays["features"][:, : -env.n_line]  # the inputs policies had before it
+    old = tmp_path / "old-mine"
+    save_npz_atomic(old / "dataset.npz", **arrays)
+    run = tmp_path / "run"
+    assert (
+        main(["pretrain", "--env", spec.env, "--dataset", str(old), "--out", str(run), "--epochs", "1"]) == 0
+    )
+    agent = load_agent(f"sac:{run}", env)
+    assert not agent.features.overflow and agent.features.size == arrays["features"].shape[1]
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    assert 0 <= agent.choose(obs) < agent.space.n
+    capsys.readouterr()
+    args = ["pretrain", "--env", spec.env, "--dataset", str(first), "--dataset", str(old)]
+    assert main([*args, "--out", str(tmp_path / "mixed")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "another feature scale or layout" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "mixed").exists()
 
 
 def test_dagger_clones_mines_with_the_policy_clones_again_and_resumes(mined, tmp_path, capsys):

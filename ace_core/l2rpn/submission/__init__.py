@@ -33,7 +33,7 @@ def make_agent(env, this_directory_path):
         env,
         actor,
         ActionSet(arrays, env),
-        Features(env, np.asarray(meta["load_scale"], dtype=np.float32)),
+        Features(env, np.asarray(meta["load_scale"], dtype=np.float32), bool(meta.get("overflow", False))),
         head=meta["head"],
         rho_threshold=float(meta["rho_threshold"]),
     )

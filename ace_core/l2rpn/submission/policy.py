@@ -31,12 +31,14 @@ NEG_INF = -1e9
 class Features:
     """The observation as the policy's normalised feature vector (GridACE's FeatureBuilder)."""
 
-    def __init__(self, env, load_scale: np.ndarray) -> None:
+    def __init__(self, env, load_scale: np.ndarray, overflow: bool = False) -> None:
         self.gen_pmax = np.maximum(np.asarray(env.gen_pmax, dtype=np.float32), 1e-3)
         params = env.parameters
         self.line_cooldown = float(max(params.NB_TIMESTEP_COOLDOWN_LINE, params.NB_TIMESTEP_RECONNECTION, 1))
         self.sub_cooldown = float(max(params.NB_TIMESTEP_COOLDOWN_SUB, 1))
         self.load_scale = np.maximum(np.asarray(load_scale, dtype=np.float32), 1e-3)
+        self.overflow_allowed = float(max(params.NB_TIMESTEP_OVERFLOW_ALLOWED, 1))
+        self.overflow = overflow  # steps over the limit, for policies trained with that block
 
     def __call__(self, obs) -> np.ndarray:
         maintenance_in = obs.time_next_maintenance
@@ -56,6 +58,7 @@ class Features:
                 np.clip(obs.load_p / self.load_scale, 0.0, 2.0),
                 np.minimum(obs.time_before_cooldown_sub / self.sub_cooldown, 1.0),
                 [np.sin(angle), np.cos(angle), obs.day_of_week / 6.0],
+                np.minimum(obs.timestep_overflow / self.overflow_allowed, 1.0) if self.overflow else [],
             ],
             dtype=np.float32,
         )

@@ -9,7 +9,7 @@ from ace_core.live import untrained_policy
 
 def test_feature_vector_has_the_documented_size_and_range(sandbox, sandbox_features, fresh_obs):
     f = sandbox_features(fresh_obs)
-    assert f.shape == (sandbox_features.size,) == (4 * 20 + 57 + 6 + 11 + 14 + 3,)
+    assert f.shape == (sandbox_features.size,) == (5 * 20 + 57 + 6 + 11 + 14 + 3,)
     assert f.dtype == np.float32
     assert np.all(f >= -1.0) and np.all(f <= 2.0)
 
@@ -43,7 +43,24 @@ def test_a_load_scale_of_the_wrong_size_is_refused(sandbox):
 
 def test_36_bus_features(wcci):
     builder = FeatureBuilder(wcci)
-    assert builder(wcci.reset(seed=0)).shape == (511,)
+    assert builder(wcci.reset(seed=0)).shape == (570,)
+
+
+def test_the_overflow_block_says_how_close_each_line_is_to_tripping(sandbox, sandbox_features, fresh_obs):
+    obs = fresh_obs.copy()
+    obs.timestep_overflow[:] = 0
+    obs.timestep_overflow[[3, 7]] = [1, 2]  # over its limit for one step; for the two allowed
+    block = sandbox_features(obs)[-20:]
+    assert block[3] == 0.5 and block[7] == 1.0
+    assert np.count_nonzero(block) == 2
+
+
+def test_policies_trained_before_the_overflow_block_keep_their_inputs(sandbox, fresh_obs):
+    old = FeatureBuilder.for_policy(sandbox, {"features": {"load_scale": [1.0] * 11}})
+    assert not old.overflow and old(fresh_obs).shape == (old.size,) == (171,)
+    assert FeatureBuilder.from_state(sandbox, FeatureBuilder(sandbox).state_dict()).overflow
+    with pytest.raises(ValueError, match="does not read the overflow block and these features do"):
+        FeatureBuilder(sandbox).load_state_dict({"load_scale": [1.0] * 11})
 
 
 def test_state_text_mentions_loads_and_disconnections(sandbox, sandbox_space, fresh_obs):
