@@ -21,6 +21,7 @@ from ace_core.config import (
     config_fields,
 )
 from ace_core.errors import ConfigError
+from ace_core.grid.demand import DEMAND_SCALE_RANGE
 from ace_core.grid.opponents import OPPONENTS
 from ace_core.recipes import RECIPES, recipe_get
 from webapp.training.selectors import COMPARE_MAX_RUNS, MineInfo, env_names, mine_by_path, mine_list
@@ -376,6 +377,15 @@ class MineForm(forms.Form):
         required=False,
         help_text="env: the grid's own opponent; none; random-line: grid2op's RandomLineOpponent (14- and 36-bus grids)",
     )
+    demand_scale = AsciiFloatField(
+        label="demand scale",
+        min_value=DEMAND_SCALE_RANGE[0],
+        max_value=DEMAND_SCALE_RANGE[1],
+        required=False,
+        initial=1.0,
+        help_text="every load and production of the mined days times this (1.05: heavier days, "
+        "more decisions that matter); empty or 1: the days as they are",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -387,6 +397,10 @@ class MineForm(forms.Form):
 
     def clean_opponent(self) -> str:
         return self.cleaned_data["opponent"] or "env"  # left out: the grid as it is
+
+    def clean_demand_scale(self) -> float:
+        value = self.cleaned_data["demand_scale"]
+        return 1.0 if value is None else value  # left out: the days as they are
 
     def clean_expert(self) -> str:
         value = self.cleaned_data["expert"]

@@ -236,6 +236,9 @@ class Mine(models.Model):
     opponent = models.CharField(
         max_length=16, default="env", help_text="line attacks: env (the env's own), none or random-line"
     )
+    demand_scale = models.FloatField(
+        default=1.0, help_text="every load and production of the mined days times this (1: as they are)"
+    )
     episodes_total = models.PositiveIntegerField(
         null=True, blank=True, help_text="(scenario, seed) episodes to play, known once the worker starts"
     )

@@ -355,6 +355,8 @@ class MineInfo:
     episode_length: int
     opponent: str
     """line attacks in the mined episodes: env (the env's own), none or random-line"""
+    demand_scale: float
+    """every load and production of the mined days times this (1: the days as they are)"""
     decisions: int
     topology_decisions: int
     distinct_topologies: int
@@ -392,6 +394,7 @@ def _mine_info(folder: Path) -> MineInfo | None:
             episodes=int(summary["episodes"]),
             episode_length=int(spec["episode_length"]),
             opponent=str(spec.get("opponent", "env")),  # mines made before opponents: the env's own
+            demand_scale=float(spec.get("demand_scale", 1.0)),  # and before demand scales: as they are
             decisions=int(summary["decisions"]),
             topology_decisions=int(summary["topology_decisions"]),
             distinct_topologies=int(summary["distinct_topologies"]),

@@ -98,6 +98,7 @@ def test_a_silent_mine_is_failed_and_started_again_resumes_where_it_stopped(engi
         "episodes": "1",
         "episode_length": "8",
         "opponent": "env",
+        "demand_scale": "1.0",
     }
     response = client.post(reverse("training:mine_launch"), again)
     assert response.status_code == 302

@@ -158,6 +158,21 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
     assert json.loads((Path(row.out_dir) / "mine.json").read_text())["opponent"] == "random-line"
     page = client_for(engineer).get(reverse("training:mine_detail", args=[row.name])).content.decode()
     assert "line attacks: random-line" in page and '<dd id="mine-opponent">random-line</dd>' in page
+    # heavier days are another mine too, mined as the command line's --demand-scale would
+    heavy = client_for(engineer).post(reverse("training:mine_launch"), {**data, "demand_scale": "1.1"})
+    assert heavy.status_code == 302
+    row = Mine.objects.get(demand_scale=1.1)
+    spec = MineSpec(
+        env=MINE_ENV, expert="greedy:threshold=0.75", episodes=1, episode_length=8, demand_scale=1.1
+    )
+    assert row.name == spec.default_dir().name
+    assert AuditEntry.objects.get(action="mine.launch", target_id=str(row.pk)).after["demand_scale"] == 1.1
+    work_off_queue()
+    row.refresh_from_db()
+    assert row.status == MineStatus.SUCCEEDED, row.error
+    assert json.loads((Path(row.out_dir) / "mine.json").read_text())["demand_scale"] == 1.1
+    page = client_for(engineer).get(reverse("training:mine_detail", args=[row.name])).content.decode()
+    assert "demand x1.1" in page and '<dd id="mine-demand">x1.1 (loads and productions)</dd>' in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -212,6 +227,16 @@ def test_a_bad_expert_spec_is_refused_with_the_accepted_syntax(engineer, mines_d
         data = {"env": env, "expert": "greedy", "seeds": "1", "episode_length": "8", "opponent": opponent}
         response = client.post(reverse("training:mine_launch"), data)
         assert response.status_code == 400 and expected in _text(response), opponent
+    for scale in ("2", "0.5", "heavy", "1e400"):
+        data = {
+            "env": MINE_ENV,
+            "expert": "greedy",
+            "seeds": "1",
+            "episode_length": "8",
+            "demand_scale": scale,
+        }
+        response = client.post(reverse("training:mine_launch"), data)
+        assert response.status_code == 400 and "accepted: 0.8 to 1.3" in _text(response), scale
     response = client.post(
         reverse("training:mine_launch"), {"env": "nowhere", "expert": "greedy", "seeds": "1"}
     )

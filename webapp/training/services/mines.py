@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ace_core.errors import ConfigError
+from ace_core.grid.demand import check_demand_scale
 from ace_core.grid.opponents import opponent_kwargs
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 from webapp.audit.services import audit_record
@@ -39,6 +40,7 @@ def mine_spec(mine: Mine):
         seeds=mine.seeds,
         episode_length=mine.episode_length,
         opponent=mine.opponent,
+        demand_scale=mine.demand_scale,
     )
 
 
@@ -63,6 +65,7 @@ def mine_launch(
     episodes: int | None = None,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     opponent: str = "env",
+    demand_scale: float = 1.0,
 ) -> Mine:
     """Queue a mine of the train days on the ``training`` queue (Ray on the worker's machine, one
     Ray worker). Raises ConfigError on bad settings, MineStateError when this mine is already
@@ -81,6 +84,7 @@ def mine_launch(
             f"episode_length={episode_length!r} is out of range; accepted: 2 to {MAX_EPISODE_LENGTH}"
         )
     opponent_kwargs(env, opponent)  # an unknown opponent, or random-line on a grid without its lines
+    demand_scale = check_demand_scale(demand_scale)
     row = Mine(
         env=env,
         expert=expert,
@@ -89,6 +93,7 @@ def mine_launch(
         episodes=episodes,
         episode_length=episode_length,
         opponent=opponent,
+        demand_scale=demand_scale,
         launched_by=launched_by,
     )
     # the directory the trainer's pretrain_mine=auto would use for the same settings
@@ -119,6 +124,7 @@ def mine_launch(
             "episodes": episodes,
             "episode_length": episode_length,
             "opponent": opponent,
+            "demand_scale": demand_scale,
             "out_dir": row.out_dir,
         },
     )
