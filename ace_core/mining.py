@@ -186,7 +186,7 @@ def check_ray_address(address: str) -> None:
         ) from None
 
 
-def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, list[float], dict | None]:
+def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, dict, dict | None]:
     """Validate everything a mine needs before any file or Ray process exists: (episodes, action
     space, the features' settings, the player's policy state or None)."""
     from ace_core.expert import expert_from_spec

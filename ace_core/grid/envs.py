@@ -12,7 +12,7 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-from ace_core.errors import ConfigError, UnknownEnvError
+from ace_core.errors import UnknownEnvError
 
 # grid2op suggests numba on import; LightSim2Grid does not need it (and numba costs a JIT at make).
 warnings.filterwarnings("ignore", message=".*numba.*")
@@ -66,9 +66,7 @@ def make_env(
     names = available_env_names()
     if name not in names:
         raise UnknownEnvError(f"unknown env {name!r}; available here: {', '.join(names)}")
-    demand_scale = check_demand_scale(demand_scale)
-    if demand_scale != 1.0 and not cache_chronics:
-        raise ConfigError("a demand scale needs the chronics cached in memory (cache_chronics=True)")
+    demand_scale = check_demand_scale(demand_scale)  # before the env is made: a bad value fails fast
     options = {
         "backend": LightSimBackend(),
         "reward_class": MarginReward,
@@ -88,8 +86,8 @@ def make_env(
         data = env.chronics_handler.real_data
         data.set_filter(lambda _path: True)
         data.reset()
-        if demand_scale != 1.0:
-            scale_demand(env, demand_scale)
+    if demand_scale != 1.0:
+        scale_demand(env, demand_scale)  # refuses an env whose chronics are not cached
     env.gridace_demand_scale = demand_scale
     return env
 

@@ -114,6 +114,17 @@ def test_a_checkpoint_written_before_composed_configs_resumes_exactly(straight_r
     assert load_checkpoint(path)["config"] == TrainConfig(**TINY).full_dict()
 
 
+def test_a_run_trained_before_the_overflow_block_is_not_resumed_but_named(tmp_path):
+    train(TrainConfig(**{**TINY, "steps": 100}), MemorySink(), tmp_path)
+    path = tmp_path / "checkpoint.pt"
+    state = load_checkpoint(path)
+    assert state["features"]["overflow"] is True
+    # written before the block existed: no overflow setting, and a network one block narrower
+    torch.save({**state, "features": {"load_scale": state["features"]["load_scale"]}}, path)
+    with pytest.raises(CheckpointError, match="older GridACE .* start a new run from it with --init-from"):
+        train(TrainConfig(**TINY), MemorySink(), tmp_path, resume=True)
+
+
 def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):
     from ace_core.train import Trainer
 
