@@ -198,7 +198,12 @@ class Trainer:
                 f"env {self.config.env!r} has no validation scenarios; set validate_every=0 or pick an env with more chronics"
             )
         return Validator(
-            self.config.env, self.space, days, self.config.validation_seeds, self.config.rho_threshold
+            self.config.env,
+            self.space,
+            days,
+            self.config.validation_seeds,
+            self.config.rho_threshold,
+            self.config.validation_demand_scale,
         )
 
     def _coevolution(self):
@@ -301,12 +306,10 @@ class Trainer:
         with preserved_rng():
             result = self.validator(self.sac, self.features, self.step, self.decisions)
         self.validated_at = self.decisions
-        self.sink.emit(
-            MetricsEvent(
-                step=self.step,
-                values={"eval/validation_survival": result.survival, "eval/validation_reward": result.reward},
-            )
-        )
+        values = {"eval/validation_survival": result.survival, "eval/validation_reward": result.reward}
+        for scale, survival in result.survival_by_demand.items():
+            values[f"eval/validation_survival_demand_{scale}"] = survival
+        self.sink.emit(MetricsEvent(step=self.step, values=values))
         if self.best is None or result.survival > self.best.survival:
             self.best = result
             # a policy file (no buffer, no loop): what evaluation and deployment load

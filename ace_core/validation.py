@@ -7,6 +7,12 @@ reaches the threshold, reconnect-or-nothing below it, no simulation), on every s
 ``validation`` split with grid seeds ``0..validation_seeds-1``. The mean survival fraction decides
 which policy the run keeps as ``best.pt`` (ties keep the earlier one).
 
+With ``validation_demand_scale`` F != 1 the validation days are played twice: as they are, and with
+every load and production multiplied by F (:mod:`ace_core.grid.demand`). The days of a split are
+few, and a policy that holds them as they are may still fail on the next stressed day; the heavier
+copies are a harder test of the same days that separates policies the days as they are score
+alike. The survival that decides is the mean over both; each one is reported too.
+
 Validation has its own env: a fresh one per validation, and a fresh one per episode on grids with
 an opponent, whose state a grid2op env carries across seeded resets (as mining does), so a
 validation's figures do not depend on what was played before. It reads the networks without
@@ -16,7 +22,7 @@ goes on exactly as without it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -38,6 +44,9 @@ class Validation:
     """mean episode reward"""
     step: int
     decisions: int
+    survival_by_demand: dict[str, float] = field(default_factory=dict)
+    """mean survival at each demand scale played ("1.0": the days as they are); empty when only
+    the days as they are were played"""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -50,31 +59,56 @@ def has_opponent(env) -> bool:
 
 class Validator:
     def __init__(
-        self, env_name: str, space: ActionSpace, scenarios: list[Scenario], seeds: int, rho_threshold: float
+        self,
+        env_name: str,
+        space: ActionSpace,
+        scenarios: list[Scenario],
+        seeds: int,
+        rho_threshold: float,
+        demand_scale: float = 1.0,
     ) -> None:
         self.env_name = env_name
         self.space = space
         self.scenarios = scenarios
         self.seeds = seeds
         self.rho_threshold = rho_threshold
+        self.demand_scales = (1.0,) if demand_scale == 1.0 else (1.0, demand_scale)
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
-        env = make_env(self.env_name)
+        survival: dict[str, list[float]] = {}
+        rewards: list[float] = []
+        for scale in self.demand_scales:
+            survival[str(scale)] = self._play_all(sac, features, scale, rewards)
+        every = [value for values in survival.values() for value in values]
+        by_demand = {scale: float(np.mean(values)) for scale, values in survival.items()}
+        return Validation(
+            float(np.mean(every)),
+            float(np.mean(rewards)),
+            step,
+            decisions,
+            by_demand if len(by_demand) > 1 else {},
+        )
+
+    def _play_all(
+        self, sac: SAC, features: FeatureBuilder, scale: float, rewards: list[float]
+    ) -> list[float]:
+        """Survival fractions of every (seed, scenario) at demand ``scale``; rewards appended."""
+        env = make_env(self.env_name, demand_scale=scale)
         fresh_per_episode = has_opponent(env)
-        survival, rewards = [], []
+        survival = []
         try:
             for seed in range(self.seeds):
                 for scenario in self.scenarios:
                     if fresh_per_episode:
                         env.close()
-                        env = make_env(self.env_name)
+                        env = make_env(self.env_name, demand_scale=scale)
                     agent = SacAgent(env, self.space, sac, features, self.rho_threshold)
                     steps, reward = play(env, agent, scenario, seed)
                     survival.append(steps / scenario.length)
                     rewards.append(reward)
         finally:
             env.close()
-        return Validation(float(np.mean(survival)), float(np.mean(rewards)), step, decisions)
+        return survival
 
 
 def play(env, agent: TimedAgent, scenario: Scenario, seed: int) -> tuple[int, float]:

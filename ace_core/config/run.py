@@ -37,6 +37,7 @@ from ace_core.config.checks import (
 )
 from ace_core.config.sections import ActorConfig, CriticConfig, FinetuneConfig, SACConfig
 from ace_core.errors import ConfigError
+from ace_core.grid.demand import DEMAND_SCALE_RANGE
 
 SECTIONS: dict[str, type] = {
     "sac": SACConfig,
@@ -76,6 +77,8 @@ class TrainConfig:
     """agent decisions between validations: the plain policy plays the validation days, and the best one is kept as best.pt, which evaluation and deployment use (0 = no validation: the last policy)"""
     validation_seeds: int = 1
     """grid seeds each validation day is played with"""
+    validation_demand_scale: float = 1.0
+    """also play the validation days with every load and production multiplied by this (0.8-1.3; ace_core/grid/demand.py), a harder test of the same days; the mean survival over both chooses best.pt (1.0 = the days as they are only)"""
     # --- imitation start ---
     pretrain_mine: str = ""
     """start from behaviour cloning of the expert: a mine directory (`python -m ace_core mine`), auto to mine the train days first (cached: reused by every run with the same env, expert and seeds), or empty for no imitation start"""
@@ -205,6 +208,7 @@ class TrainConfig:
         in_range("decisions", self.decisions, 0, MAX_STEPS)
         in_range("validate_every", self.validate_every, 0, MAX_STEPS)
         in_range("validation_seeds", self.validation_seeds, 1, 100)
+        in_range("validation_demand_scale", self.validation_demand_scale, *DEMAND_SCALE_RANGE)
         self._check_pretrain()
         self._check_anchor()
 

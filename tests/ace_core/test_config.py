@@ -35,6 +35,10 @@ from ace_core.errors import ConfigError
             "opponent 'random-line' has no list of attacked lines for env 'l2rpn_wcci_2020'",
         ),
         ({"anchor_action_weight": 0.0}, "anchor_action_weight=0.0 is out of range; accepted: 0.01 to 100.0"),
+        (
+            {"validation_demand_scale": 1.5},
+            "validation_demand_scale=1.5 is out of range; accepted: 0.8 to 1.3",
+        ),
         ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),
         ({"teacher_top_k": -1}, "teacher_top_k=-1 is out of range; accepted: 0 to 64"),

@@ -105,6 +105,28 @@ def test_a_resumed_run_keeps_its_best_and_validates_as_an_uninterrupted_one(vali
     assert _same(_actor(tmp_path / "best.pt"), _actor(out / "best.pt"))
 
 
+def test_heavier_validation_days_decide_with_the_days_as_they_are_and_leave_training_alone(
+    validated_run, tmp_path
+):
+    out, straight_sink, _ = validated_run
+    sink = MemorySink()
+    result = train(TrainConfig(**{**VALIDATED, "validation_demand_scale": 1.2}), sink, tmp_path)
+    assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
+    heavier = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    # the days as they are score as in a run without the heavier copies; the mean of both decides
+    assert [
+        (s, v["eval/validation_survival_demand_1.0"]) for (s, _), v in zip(_validations(sink), heavier)
+    ] == (_validations(straight_sink))
+    for values in heavier:
+        both = (
+            values["eval/validation_survival_demand_1.0"] + values["eval/validation_survival_demand_1.2"]
+        ) / 2
+        assert values["eval/validation_survival"] == pytest.approx(both)
+    best = load_checkpoint(tmp_path / "best.pt")["validation"]
+    assert best["survival"] == result.best_validation_survival == max(v for _, v in _validations(sink))
+    assert set(best["survival_by_demand"]) == {"1.0", "1.2"}
+
+
 def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
     config = TrainConfig(
         **sandbox_settings(steps=120, checkpoint_every=1_000, validate_every=100, episode_length=40)

@@ -59,6 +59,7 @@ SECTIONS = {
         "decisions",
         "validate_every",
         "validation_seeds",
+        "validation_demand_scale",
     ),
     "Environment": ("env", "steps", "seed", "rho_threshold", "episode_length", "opponent"),
     LLM_SECTION: (
