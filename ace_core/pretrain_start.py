@@ -3,8 +3,9 @@
 With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, or with ``auto``
 the mine of its env's train days (expert ``pretrain_expert``, grid seeds
 ``0..pretrain_seeds-1``) in the shared cache (:meth:`~ace_core.mining.MineSpec.default_dir`, so
-every run asking for the same mine reuses it; mined here with Ray on one worker). It then clones
-the expert into ``<run>/pretrain/`` (:func:`ace_core.imitation.pretrain`, ``pretrain_epochs``
+every run asking for the same mine reuses it; mined here with Ray on one worker), and one more
+mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`). It then
+clones the expert from every mine into ``<run>/pretrain/`` (:func:`ace_core.imitation.pretrain`, ``pretrain_epochs``
 epochs, the run's hidden size and seed), and the trainer starts from that policy as it starts
 from ``init_from``: its networks and feature scale.
 
@@ -52,11 +53,12 @@ class ImitationStart:
         ``episodes``: the train days of the run, to report the mining's progress."""
         from ace_core.imitation import CloneConfig, pretrain
 
-        mine_dir = self._mine(sink, episodes * self.config.pretrain_seeds)
+        mine_dirs = self._mine(sink, episodes * self.config.pretrain_seeds)
         sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
         clone = CloneConfig(epochs=self.config.pretrain_epochs, seed=self.config.seed)
+        dataset = mine_dirs[0] if len(mine_dirs) == 1 else mine_dirs
         with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
-            report = pretrain(self.config.env, mine_dir, self.dir, clone, hidden=self.config.sac.hidden)
+            report = pretrain(self.config.env, dataset, self.dir, clone, hidden=self.config.sac.hidden)
         values = {
             "pretrain/cloning": 1.0,
             "pretrain/agreement_before": report["agreement_before"],
@@ -66,43 +68,52 @@ class ImitationStart:
         sink.emit(MetricsEvent(step=0, values=values))
         return self.checkpoint
 
-    def _spec(self):
+    def _specs(self) -> list:
+        """The auto mines: the train days as they are, then at each heavier demand scale."""
         from ace_core.mining import MineSpec
 
-        return MineSpec(
-            env=self.config.env,
-            expert=self.config.pretrain_expert,
-            seeds=self.config.pretrain_seeds,
-            episode_length=self.config.episode_length,
-            opponent=self.config.opponent,
-        )
+        return [
+            MineSpec(
+                env=self.config.env,
+                expert=self.config.pretrain_expert,
+                seeds=self.config.pretrain_seeds,
+                episode_length=self.config.episode_length,
+                opponent=self.config.opponent,
+                demand_scale=scale,
+            )
+            for scale in self.config.pretrain_scales()
+        ]
 
-    def mine_dir(self) -> Path:
-        """The mine the policy is cloned from: the one given, or the shared cache's (auto)."""
+    def mine_dirs(self) -> list[Path]:
+        """The mines the policy is cloned from: the one given, or the shared cache's (auto)."""
         if self.config.pretrain_mine != "auto":
-            return Path(self.config.pretrain_mine)
-        return self._spec().default_dir().resolve()
+            return [Path(self.config.pretrain_mine)]
+        return [spec.default_dir().resolve() for spec in self._specs()]
 
-    def _mine(self, sink: EventSink, episodes: int) -> Path:
+    def _mine(self, sink: EventSink, episodes: int) -> list[Path]:
+        """Mine what is not mined yet; ``episodes``: those of one mine (progress counts them all)."""
         if self.config.pretrain_mine != "auto":
-            return Path(self.config.pretrain_mine)
+            return self.mine_dirs()
         from ace_core.mining import mine
 
-        spec = self._spec()
-        out = self.mine_dir()
+        outs = self.mine_dirs()
+        total = max(episodes * len(outs), 1)
 
         def progress(text: str) -> None:
             print(text, file=sys.stderr, flush=True)
-            done = len(list((out / "episodes").glob("*.npz"))) if (out / "episodes").is_dir() else 0
-            sink.emit(MetricsEvent(step=0, values={"pretrain/mining": min(done / max(episodes, 1), 1.0)}))
+            done = sum(
+                len(list((out / "episodes").glob("*.npz"))) for out in outs if (out / "episodes").is_dir()
+            )
+            sink.emit(MetricsEvent(step=0, values={"pretrain/mining": min(done / total, 1.0)}))
 
         sink.emit(MetricsEvent(step=0, values={"pretrain/mining": 0.0}))
-        with preserved_rng():
-            summary = mine(spec, out, workers=1, log=progress)
+        decisions = 0
+        for spec, out in zip(self._specs(), outs):
+            with preserved_rng():
+                decisions += mine(spec, out, workers=1, log=progress)["decisions"]
         sink.emit(
             MetricsEvent(
-                step=0,
-                values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(summary["decisions"])},
+                step=0, values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(decisions)}
             )
         )
-        return out
+        return outs

@@ -183,10 +183,10 @@ class Trainer:
         """The expert decisions of the anchor term (once the policy's feature scale is known)."""
         if self.config.sac.anchor == 0:
             return None
-        mines = [
-            self.imitation.mine_dir() if mine == "auto" and self.imitation else mine
-            for mine in self.config.anchor_mines()
-        ]
+        mines = []
+        for mine in self.config.anchor_mines():
+            # auto: every mine the run was cloned from (heavier days included)
+            mines += self.imitation.mine_dirs() if mine == "auto" and self.imitation else [mine]
         return ExpertAnchor.load(mines, self.space, self.features.state_dict())
 
     def _validator(self) -> Validator | None:

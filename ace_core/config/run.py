@@ -86,6 +86,8 @@ class TrainConfig:
     """the expert that auto mines with (greedy, greedy:BUDGET or greedy:key=value,...)"""
     pretrain_seeds: int = 2
     """grid seeds each train day is mined with (auto)"""
+    pretrain_demand_scales: str = ""
+    """with auto, also mine the train days heavier: demand scales, comma-separated (e.g. 1.05,1.1; each 0.8-1.3, ace_core/grid/demand.py); heavier days hold many more of the decisions where doing nothing overloads the grid, and the clone and the anchor learn from every mine; empty = the days as they are only"""
     pretrain_epochs: int = 30
     """behaviour-cloning epochs over the mined expert decisions"""
     anchor_mine: str = ""
@@ -212,6 +214,30 @@ class TrainConfig:
         self._check_pretrain()
         self._check_anchor()
 
+    def pretrain_scales(self) -> tuple[float, ...]:
+        """The demand scales auto mines at: 1.0 (the days as they are), then ``pretrain_demand_scales``."""
+        from ace_core.grid.demand import check_demand_scale
+
+        scales = [1.0]
+        for part in self.pretrain_demand_scales.split(","):
+            if not part.strip():
+                continue
+            try:
+                value = float(part)
+            except ValueError:
+                value = part.strip()
+            try:
+                scale = check_demand_scale(value)
+            except ConfigError as exc:
+                raise ConfigError(f"pretrain_demand_scales: {exc}") from None
+            if scale in scales:
+                raise ConfigError(
+                    f"pretrain_demand_scales: {scale} is given twice or is 1 (the days as they are are "
+                    "always mined); give distinct scales other than 1, e.g. 1.05,1.1"
+                )
+            scales.append(scale)
+        return tuple(scales)
+
     def anchor_mines(self) -> list[str]:
         """The mines the anchor term clones: ``anchor_mine``'s, else the pretrain mine."""
         if self.anchor_mine:
@@ -241,6 +267,12 @@ class TrainConfig:
     def _check_pretrain(self) -> None:
         in_range("pretrain_seeds", self.pretrain_seeds, 1, 1_000)
         in_range("pretrain_epochs", self.pretrain_epochs, 1, 10_000)
+        self.pretrain_scales()
+        if self.pretrain_demand_scales.strip() and self.pretrain_mine != "auto":
+            raise ConfigError(
+                "pretrain_demand_scales are the heavier days auto mines; set pretrain_mine=auto, or "
+                "mine heavier days with `python -m ace_core mine --demand-scale` and name them in anchor_mine"
+            )
         if not self.pretrain_mine:
             return
         if self.init_from:

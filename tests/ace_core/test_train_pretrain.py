@@ -93,10 +93,45 @@ def test_an_auto_mine_is_mined_on_the_runs_episode_length(tmp_path):
     from ace_core.pretrain_start import ImitationStart
 
     def auto_mine(**settings):
-        return ImitationStart(TrainConfig(**SHORT, pretrain_mine="auto", **settings), tmp_path).mine_dir()
+        (only,) = ImitationStart(TrainConfig(**SHORT, pretrain_mine="auto", **settings), tmp_path).mine_dirs()
+        return only
 
     three_days = MineSpec(env=MINE_ENV, seeds=2, episode_length=864).default_dir().resolve()
     assert auto_mine(episode_length=864) == three_days != auto_mine()
     assert auto_mine() == MineSpec(env=MINE_ENV, seeds=2).default_dir().resolve()
     attacked = MineSpec(env=MINE_ENV, seeds=2, opponent="random-line").default_dir().resolve()
     assert auto_mine(opponent="random-line") == attacked != auto_mine()
+
+
+def test_auto_mines_the_heavier_days_too_each_in_the_mine_the_command_line_would_make(tmp_path):
+    from ace_core.mining import MineSpec
+    from ace_core.pretrain_start import ImitationStart
+
+    config = TrainConfig(**SHORT, pretrain_mine="auto", pretrain_demand_scales="1.05, 1.1").validate()
+    assert config.pretrain_scales() == (1.0, 1.05, 1.1)
+    assert ImitationStart(config, tmp_path).mine_dirs() == [
+        MineSpec(env=MINE_ENV, seeds=2, demand_scale=scale).default_dir().resolve()
+        for scale in (1.0, 1.05, 1.1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (
+            {"pretrain_mine": "auto", "pretrain_demand_scales": "1.5"},
+            "demand scale 1.5 is out of range; accepted: 0.8 to 1.3",
+        ),
+        (
+            {"pretrain_mine": "auto", "pretrain_demand_scales": "heavy"},
+            "demand scale 'heavy' must be a number",
+        ),
+        ({"pretrain_mine": "auto", "pretrain_demand_scales": "1.1,1.1"}, "1.1 is given twice or is 1"),
+        ({"pretrain_mine": "auto", "pretrain_demand_scales": "1"}, "1.0 is given twice or is 1"),
+        ({"pretrain_demand_scales": "1.1"}, "set pretrain_mine=auto, or mine heavier days"),
+    ],
+)
+def test_bad_pretrain_demand_scales_say_what_is_accepted(settings, message):
+    with pytest.raises(ConfigError, match="pretrain_demand_scales") as info:
+        TrainConfig(**SHORT, **settings).validate()
+    assert message in str(info.value)

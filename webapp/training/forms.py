@@ -55,6 +55,7 @@ SECTIONS = {
         "pretrain_mine",
         "pretrain_expert",
         "pretrain_seeds",
+        "pretrain_demand_scales",
         "pretrain_epochs",
         "decisions",
         "validate_every",
