@@ -128,6 +128,35 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 steps=2_000_000,
             ),
             _recipe(
+                "imitation-sac-14bus-3day",
+                """Three-day episodes on the 14-bus grid: the run mines the expert on the train days
+                as they are and with every load and production x1.05 and x1.10 (cached, reused),
+                clones it from the three mines, then trains SAC for 8,000 agent decisions with the
+                expert's mined decisions and its own simulated top-10 choices as an anchor and a
+                conservative critic, validating every 500 decisions on the validation days as they
+                are and at x1.10 and keeping the best policy as best.pt. Being measured:
+                docs/results-imitation.md.""",
+                (GRID_14_BUS,),
+                episode_length=864,
+                pretrain_mine="auto",
+                pretrain_demand_scales="1.05,1.1",
+                pretrain_seeds=2,
+                init_alpha=0.01,
+                target_entropy_scale=0.0,
+                teacher_prob=1.0,
+                teacher_steps=3_000_000,
+                teacher_top_k=10,
+                teacher_budget=0,
+                teacher_anchor=True,
+                anchor=1.0,
+                conservative=1.0,
+                validate_every=500,
+                validation_seeds=2,
+                validation_demand_scale=1.1,
+                decisions=8_000,
+                steps=3_000_000,
+            ),
+            _recipe(
                 "imitation-sac-36bus",
                 """SAC on the 36-substation grid started from behaviour cloning of the greedy expert
                 (acting from max rho 0.8), mined on the train days with 40 grid seeds each (2,232
