@@ -98,6 +98,16 @@ def test_launching_from_the_page_queues_the_run(engineer):
         ({"head": "wide"}, "head", "wide is not accepted; choose one of: auto, flat, factorised"),
         ({"learning_starts": "8"}, "learning_starts", "learning_starts (8) must be at least batch_size (32)"),
         ({"label": "x" * 101}, "label", "at most 100 characters"),
+        (
+            {"validation_demand_scale": "2"},
+            "validation_demand_scale",
+            "validation_demand_scale=2.0 is out of range; accepted: 0.8 to 1.3",
+        ),
+        (
+            {"pretrain_mine": "auto", "pretrain_demand_scales": "1.05,2"},
+            "pretrain_demand_scales",
+            "pretrain_demand_scales: demand scale 2.0 is out of range; accepted: 0.8 to 1.3",
+        ),
     ],
 )
 def test_bad_configs_are_refused_on_the_field_with_a_clear_message(engineer, overrides, field, message):
