@@ -56,9 +56,8 @@ class ImitationStart:
         mine_dirs = self._mine(sink, episodes * self.config.pretrain_seeds)
         sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
         clone = CloneConfig(epochs=self.config.pretrain_epochs, seed=self.config.seed)
-        dataset = mine_dirs[0] if len(mine_dirs) == 1 else mine_dirs
         with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
-            report = pretrain(self.config.env, dataset, self.dir, clone, hidden=self.config.sac.hidden)
+            report = pretrain(self.config.env, mine_dirs, self.dir, clone, hidden=self.config.sac.hidden)
         values = {
             "pretrain/cloning": 1.0,
             "pretrain/agreement_before": report["agreement_before"],

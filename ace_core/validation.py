@@ -75,27 +75,23 @@ class Validator:
         self.demand_scales = (1.0,) if demand_scale == 1.0 else (1.0, demand_scale)
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
-        survival: dict[str, list[float]] = {}
-        rewards: list[float] = []
-        for scale in self.demand_scales:
-            survival[str(scale)] = self._play_all(sac, features, scale, rewards)
-        every = [value for values in survival.values() for value in values]
-        by_demand = {scale: float(np.mean(values)) for scale, values in survival.items()}
+        played = {str(scale): self._play_all(sac, features, scale) for scale in self.demand_scales}
+        survival = [value for values, _ in played.values() for value in values]
+        rewards = [value for _, values in played.values() for value in values]
+        by_demand = {scale: float(np.mean(values)) for scale, (values, _) in played.items()}
         return Validation(
-            float(np.mean(every)),
+            float(np.mean(survival)),
             float(np.mean(rewards)),
             step,
             decisions,
             by_demand if len(by_demand) > 1 else {},
         )
 
-    def _play_all(
-        self, sac: SAC, features: FeatureBuilder, scale: float, rewards: list[float]
-    ) -> list[float]:
-        """Survival fractions of every (seed, scenario) at demand ``scale``; rewards appended."""
+    def _play_all(self, sac: SAC, features: FeatureBuilder, scale: float) -> tuple[list[float], list[float]]:
+        """(survival fractions, episode rewards) of every (seed, scenario) at demand ``scale``."""
         env = make_env(self.env_name, demand_scale=scale)
         fresh_per_episode = has_opponent(env)
-        survival = []
+        survival, rewards = [], []
         try:
             for seed in range(self.seeds):
                 for scenario in self.scenarios:
@@ -108,7 +104,7 @@ class Validator:
                     rewards.append(reward)
         finally:
             env.close()
-        return survival
+        return survival, rewards
 
 
 def play(env, agent: TimedAgent, scenario: Scenario, seed: int) -> tuple[int, float]:

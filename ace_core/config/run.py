@@ -267,8 +267,7 @@ class TrainConfig:
     def _check_pretrain(self) -> None:
         in_range("pretrain_seeds", self.pretrain_seeds, 1, 1_000)
         in_range("pretrain_epochs", self.pretrain_epochs, 1, 10_000)
-        self.pretrain_scales()
-        if self.pretrain_demand_scales.strip() and self.pretrain_mine != "auto":
+        if len(self.pretrain_scales()) > 1 and self.pretrain_mine != "auto":
             raise ConfigError(
                 "pretrain_demand_scales are the heavier days auto mines; set pretrain_mine=auto, or "
                 "mine heavier days with `python -m ace_core mine --demand-scale` and name them in anchor_mine"

@@ -117,6 +117,10 @@ def test_heavier_validation_days_decide_with_the_days_as_they_are_and_leave_trai
     assert [
         (s, v["eval/validation_survival_demand_1.0"]) for (s, _), v in zip(_validations(sink), heavier)
     ] == (_validations(straight_sink))
+    # the heavier copies are played heavier: they are lost sooner somewhere
+    assert any(
+        v["eval/validation_survival_demand_1.2"] < v["eval/validation_survival_demand_1.0"] for v in heavier
+    )
     for values in heavier:
         both = (
             values["eval/validation_survival_demand_1.0"] + values["eval/validation_survival_demand_1.2"]
