@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 REQS := requirements.txt requirements-nodeps.txt
 STAMP := $(VENV)/.installed-$(shell cat $(REQS) | sha1sum | cut -c1-12)
 
-.PHONY: install demo test lint bench
+.PHONY: install demo test lint bench days-venv
 
 $(STAMP): $(REQS)
 	test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -16,6 +16,21 @@ $(STAMP): $(REQS)
 	touch $@
 
 install: $(STAMP)
+
+# the days interpreter: chronix2grid and the older PyPSA it needs, for `python -m ace_core days`;
+# its economic dispatch calls the CBC solver (Debian: apt-get install coinor-cbc)
+DAYS_VENV ?= .venv-days
+DAYS_REQS := requirements-days.txt requirements-days-nodeps.txt
+DAYS_STAMP := $(DAYS_VENV)/.installed-$(shell cat $(DAYS_REQS) | sha1sum | cut -c1-12)
+
+$(DAYS_STAMP): $(DAYS_REQS)
+	test -x $(DAYS_VENV)/bin/python || python3 -m venv $(DAYS_VENV)
+	$(DAYS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-days.txt
+	$(DAYS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-days-nodeps.txt
+	rm -f $(DAYS_VENV)/.installed-*
+	touch $@
+
+days-venv: $(DAYS_STAMP)
 
 # the web demo: SQLite, in-memory channel layer, workers in the background, offline LLM
 # (options of manage.py demo in DEMO_ARGS, e.g. make demo DEMO_ARGS="--live-policy runs/bc36")
@@ -28,7 +43,7 @@ demo-cli: $(STAMP)
 	$(PYTHON) -m ace_core demo
 
 # the real services: PostgreSQL and Redis on this machine unless the environment says otherwise
-test: $(STAMP)
+test: $(STAMP) $(DAYS_STAMP)
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
 	$(PYTHON) -m pytest

@@ -1,4 +1,4 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,dagger,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,dagger,days,envs,actions} ...``.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
 naming the problem and what is accepted, and exit with status 2.
@@ -276,6 +276,20 @@ def cmd_dagger(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_days(args: argparse.Namespace) -> int:
+    from ace_core.grid.days import generate_days
+
+    summary = generate_days(
+        args.env, args.weeks, args.seed, first_week=args.first_week, steps=args.steps, log=_progress
+    )
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     from ace_core.grid.envs import available_env_names, env_is_downloaded
 
@@ -536,6 +550,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     recipes = sub.add_parser("recipes", help="list the named training recipes (for train --recipe)")
     recipes.set_defaults(func=cmd_recipes)
+
+    days = sub.add_parser(
+        "days",
+        help="generate more days for an env with chronix2grid (into $GRIDACE_DATA_DIR)",
+        formatter_class=_DefaultsFormatter,
+    )
+    days.add_argument("--env", required=True, help="an env made since 2022, e.g. l2rpn_idf_2023")
+    days.add_argument("--weeks", type=int, required=True, help="how many weekly scenarios to add")
+    days.add_argument("--seed", type=int, default=0, help="the same seed and week give the same data")
+    days.add_argument("--first-week", type=int, default=0, help="the first week's number (more weeks later)")
+    days.add_argument("--steps", type=int, default=None, help="shorter scenarios of this many steps")
+    days.set_defaults(func=cmd_days)
 
     envs = sub.add_parser("envs", help="list the environments available here")
     envs.set_defaults(func=cmd_envs)

@@ -1,7 +1,8 @@
 """Environment factory: every grid2op env on the LightSim2Grid backend, offline by default.
 
-``make_env(name)`` opens a full dataset when one is downloaded in grid2op's data folder and the
-small copy bundled with the grid2op package otherwise (``test=True``). It never downloads: an
+``make_env(name)`` opens a full dataset when there is one in ``$GRIDACE_DATA_DIR`` or grid2op's
+data folder (downloaded, or grown with generated days: :mod:`ace_core.grid.days`), and the small
+copy bundled with the grid2op package otherwise (``test=True``). It never downloads: an
 unknown name fails at once with the list of names that work here.
 """
 
@@ -30,20 +31,36 @@ from ace_core.grid.reward import MarginReward  # noqa: E402
 _EXCLUDED = {"blank", "l2rpn_2019", "l2rpn_case14_sandbox_diff_grid", "l2rpn_neurips_2020_track2"}
 
 
+def data_folders() -> list[Path]:
+    """Where full datasets are looked for: ``$GRIDACE_DATA_DIR`` (downloaded, or grown with
+    ``python -m ace_core days``), then grid2op's own data folder."""
+    folders = [Path(grid2op.get_current_local_dir())]
+    configured = os.environ.get("GRIDACE_DATA_DIR", "").strip()
+    if configured:
+        folders.insert(0, Path(configured).expanduser())
+    return folders
+
+
 def downloaded_env_dir(name: str) -> Path | None:
-    """The folder of a fully downloaded dataset, if the user has one."""
-    folder = Path(grid2op.get_current_local_dir()) / name
-    return folder if (folder / "chronics").is_dir() else None
+    """The folder of a full dataset (downloaded or with generated days), if the user has one."""
+    for root in data_folders():
+        folder = root / name
+        if (folder / "chronics").is_dir():
+            return folder
+    return None
 
 
 @cache
 def available_env_names() -> tuple[str, ...]:
     """Names that ``make_env`` accepts on this machine: bundled test copies and downloaded sets."""
     bundled = set(grid2op.list_available_test_env())
-    local_dir = Path(grid2op.get_current_local_dir())
-    downloaded = (
-        {p.name for p in local_dir.iterdir() if (p / "chronics").is_dir()} if local_dir.is_dir() else set()
-    )
+    downloaded = {
+        p.name
+        for root in data_folders()
+        if root.is_dir()
+        for p in root.iterdir()
+        if (p / "chronics").is_dir()
+    }
     return tuple(sorted((bundled | downloaded) - _EXCLUDED))
 
 
