@@ -291,10 +291,10 @@ def _progress(line: str) -> None:
 
 
 def cmd_envs(args: argparse.Namespace) -> int:
-    from ace_core.grid.envs import available_env_names, env_is_downloaded
+    from ace_core.grid.envs import available_env_names, downloaded_env_dir
 
     for name in available_env_names():
-        print(f"{name}\t{'downloaded' if env_is_downloaded(name) else 'bundled test copy'}")
+        print(f"{name}\t{downloaded_env_dir(name) or 'bundled test copy'}")
     return 0
 
 

@@ -30,7 +30,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -171,17 +170,18 @@ def generate_days(
         if steps is not None:
             command += ["--steps", str(steps)]
         started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
-            raise ConfigError(f"generating {name} failed: {lines[-1]}")
-        check_week(staging / name, expected_steps)
-        os.replace(staging / name, folder / "chronics" / name)
-        staging.rmdir()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
+                raise ConfigError(f"generating {name} failed: {lines[-1]}")
+            check_week(staging / name, expected_steps)
+            os.replace(staging / name, folder / "chronics" / name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # only a whole, checked week is kept
         seconds.append(round(time.perf_counter() - started, 1))
         made.append(name)
-        log(json.dumps({"week": name, "seconds": seconds[-1], "done": len(made), "of": weeks - len(skipped)}))
+        log(json.dumps({"week": name, "seconds": seconds[-1]}))
     chronics = sorted(p.name for p in (folder / "chronics").iterdir() if p.is_dir())
     return {
         "env": env,
@@ -207,7 +207,3 @@ def data_fingerprint(name: str) -> str:
         return ""
     names = sorted(p.name for p in (folder / "chronics").iterdir() if p.is_dir())
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]
-
-
-if __name__ == "__main__":  # pragma: no cover - use python -m ace_core days
-    sys.exit("use: python -m ace_core days --env ENV --weeks N")

@@ -119,6 +119,3 @@ def open_env_folder(folder: Path, **kwargs):
     env.gridace_name = Path(folder).name
     return env
 
-
-def env_is_downloaded(name: str) -> bool:
-    return downloaded_env_dir(name) is not None

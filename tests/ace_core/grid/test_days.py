@@ -1,12 +1,20 @@
 """More days for an env: chronix2grid's weeks, generated into a data folder make_env reads."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from ace_core.__main__ import main
-from ace_core.grid.days import DEFAULT_DAYS_PYTHON, generate_days, prepare_env_folder, week_name, week_seeds
+from ace_core.grid.days import (
+    DEFAULT_DAYS_PYTHON,
+    bundled_env_dir,
+    generate_days,
+    prepare_env_folder,
+    week_name,
+    week_seeds,
+)
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import chronic_lengths, scenarios
 from ace_core.mining import MineSpec
@@ -48,6 +56,18 @@ def test_without_the_days_interpreter_it_says_how_to_make_one(data_dir, monkeypa
     assert main(["days", "--env", ENV, "--weeks", "1"]) == 2
     assert "make days-venv" in capsys.readouterr().err
     assert _nothing_written(data_dir)
+
+
+def test_a_week_that_fails_to_generate_leaves_only_the_bundled_days(data_dir, monkeypatch, capsys):
+    # GridACE's own interpreter has no chronix2grid: the generator fails as a broken install would
+    monkeypatch.setenv("GRIDACE_DAYS_PYTHON", sys.executable)
+    assert main(["days", "--env", ENV, "--weeks", "1", "--steps", "12"]) == 2
+    err = capsys.readouterr().err
+    assert "generating 2035-01-01_gridace0w000 failed" in err and "chronix2grid" in err
+    folder = data_dir / ENV
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []
+    bundled = sorted(p.name for p in bundled_env_dir(ENV).joinpath("chronics").iterdir())
+    assert sorted(p.name for p in (folder / "chronics").iterdir()) == bundled
 
 
 def test_a_weeks_seeds_depend_on_the_seed_and_the_week_only():
