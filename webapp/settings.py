@@ -11,7 +11,8 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
 ``CSRF_TRUSTED_ORIGINS`` comma-separated origins, for deployments behind a proxy
 ``GRIDACE_RUNS_DIR``  where runs write checkpoints and episodes (default ``var/runs``)
 ``GRIDACE_DATA_DIR``  the only other folder users may name files in, e.g. action subsets
-                      (default ``var/data``)
+                      (default ``var/data``); when set, ace_core also opens the full datasets
+                      there (``<env>/chronics``, e.g. days added by ``python -m ace_core days``)
 ``GRIDACE_MINES_DIR`` where the mines started from the web app are written and found (default
                       ``$GRIDACE_CACHE_DIR/mines``, where runs with pretrain_mine=auto mine too);
                       finished mines under ``GRIDACE_DATA_DIR/mines`` are listed as well
