@@ -118,4 +118,3 @@ def open_env_folder(folder: Path, **kwargs):
         env = grid2op.make(str(folder), backend=LightSimBackend(), reward_class=MarginReward, **kwargs)
     env.gridace_name = Path(folder).name
     return env
-
