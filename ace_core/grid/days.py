@@ -10,7 +10,7 @@ time, resumable, into a folder ``make_env`` reads.
 
 - ``python -m ace_core days --env l2rpn_idf_2023 --weeks 8 --seed 0`` copies the bundled env
   into ``$GRIDACE_DATA_DIR/<env>`` (grid2op's data folder if unset) once, then adds weeks
-  ``0..7`` of seed 0 as chronics ``<start date>_gridace<seed><week>``; the week's start date
+  ``0..7`` of seed 0 as chronics ``<start date>_gridace<seed>w<week>``; the week's start date
   cycles through the env's own list of weeks (``scenario_params.json``), and its three seeds
   (loads, renewables, forecasts) come from ``(seed, week)`` alone, so a week is the same
   whoever makes it and in whatever order.
