@@ -81,7 +81,7 @@ class MineSpec:
         ``greedy:3000`` are one mine) and by the content of its action set, if any; the player,
         if any, by the content of its policy file (a mine without one keeps its old key)."""
         from ace_core.expert import parse_expert_spec
-        from ace_core.grid.days import data_fingerprint
+        from ace_core.grid.envs import dataset_fingerprint
 
         key = {"format": MINE_FORMAT, **asdict(self)}
         if self.player:
@@ -97,7 +97,7 @@ class MineSpec:
             del key["opponent"]  # a mine of the env as it is keeps the key it had before opponents
         if self.demand_scale == 1.0:
             del key["demand_scale"]  # and so does a mine of the days as they are
-        data = data_fingerprint(self.env)
+        data = dataset_fingerprint(self.env)
         if data:
             key["data"] = data  # a dataset with more days (downloaded or generated) splits otherwise
         try:

@@ -13,20 +13,19 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import grid2op
 import numpy as np
 from grid2op.utils import ScoreL2RPN2020
 
 from ace_core.agents import load_agent
 from ace_core.grid.action_space import cache_dir
-from ace_core.grid.envs import downloaded_env_dir, make_env, open_env_folder
+from ace_core.grid.envs import env_dir, make_env, open_env_folder
 from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs
 
 DEFAULT_MAX_STEP = 288
 
 
 def _writable_env_copy(env_name: str, key: str) -> Path:
-    source = downloaded_env_dir(env_name) or Path(grid2op.__file__).parent / "data" / env_name
+    source = env_dir(env_name)
     target = cache_dir() / "score_envs" / f"{env_name}-{key}" / env_name
     if not target.exists():
         tmp = target.with_name(target.name + ".tmp")

@@ -2,9 +2,8 @@
 
 Not imported by GridACE: :mod:`ace_core.grid.days` runs this file as a script, with ``-I``, in
 the interpreter that has chronix2grid (``make days-venv``: chronix2grid needs an older PyPSA,
-pandas and numpy than GridACE). It writes the scenario under ``--out`` and prints one JSON line
-(the folder written, the seconds it took, chronix2grid's quality figures); an error exits 1 with
-chronix2grid's message.
+pandas and numpy than GridACE). It writes the scenario under ``--out`` (with chronix2grid's
+``generation_quality.json``); an error exits 1 with chronix2grid's message as its last line.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import contextlib
 import json
 import os
 import sys
-import time
 import warnings
 
 # what chronix2grid copies next to each scenario, as grid2op's own ``generate_data`` does
@@ -32,19 +30,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     warnings.filterwarnings("ignore")
-    import grid2op  # noqa: F401  (chronix2grid expects it imported)
+    import grid2op
     from chronix2grid.grid2op_utils.utils import generate_a_scenario
 
     with open(os.path.join(args.env_dir, "scenario_params.json"), encoding="utf-8") as f:
         dt = int(json.load(f)["dt"])
     with open(os.path.join(args.env_dir, "chronix2grid_adddata_kwargs.json"), encoding="utf-8") as f:
         day_lag = int(json.load(f).get("day_lag", 6))
-    env = grid2op.make(args.env_dir, test=True)
-    started = time.perf_counter()
+    env = grid2op.make(args.env_dir)
     load_seed, renew_seed, forecast_seed = args.seeds
-    # chronix2grid prints every OPF and loss iteration: keep stdout for the one JSON line
+    # chronix2grid prints every OPF and loss iteration: all of it to stderr, whose last line the
+    # caller reports when the week fails
     with contextlib.redirect_stdout(sys.stderr):
-        error, *rest = generate_a_scenario(
+        error = generate_a_scenario(
             args.env_dir,
             env.name_gen,
             env.gen_type,
@@ -61,21 +59,12 @@ def main(argv: list[str] | None = None) -> int:
             save_ref_curve=False,
             day_lag=day_lag,
             debug=False,
-        )
+        )[0]
     if error is not None:
         print(
             f"chronix2grid could not generate {args.start_date}_{args.scenario_id}: {error}", file=sys.stderr
         )
         return 1
-    folder = f"{args.start_date}_{args.scenario_id}"
-    quality = os.path.join(args.out, folder, "generation_quality.json")
-    figures = {}
-    if os.path.isfile(quality):
-        with open(quality, encoding="utf-8") as f:
-            figures = json.load(f)
-    print(
-        json.dumps({"folder": folder, "seconds": round(time.perf_counter() - started, 1), "quality": figures})
-    )
     return 0
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ace_core.errors import ConfigError
+from ace_core.grid.envs import available_env_names, bundled_env_dir, data_folders
 
 DAYS_PYTHON_ENV = "GRIDACE_DAYS_PYTHON"
 DEFAULT_DAYS_PYTHON = Path(__file__).resolve().parents[2] / ".venv-days" / "bin" / "python"
@@ -48,25 +49,12 @@ _STAGING = ".staging"
 def data_dir() -> Path:
     """Where generated days are written: ``$GRIDACE_DATA_DIR``, else grid2op's data folder
     (``~/data_grid2op``); ``make_env`` looks in both."""
-    from ace_core.grid.envs import data_folders
-
     return data_folders()[0]
-
-
-def bundled_env_dir(name: str) -> Path:
-    import grid2op
-
-    return Path(grid2op.__file__).parent / "data" / name
 
 
 def generatable_envs() -> tuple[str, ...]:
     """Bundled envs that carry chronix2grid's inputs (the envs made since 2022)."""
-    import grid2op
-
-    from ace_core.grid.envs import available_env_names
-
-    root = Path(grid2op.__file__).parent / "data"
-    return tuple(n for n in available_env_names() if (root / n / _GENERATOR_INPUTS).is_file())
+    return tuple(n for n in available_env_names() if (bundled_env_dir(n) / _GENERATOR_INPUTS).is_file())
 
 
 def week_name(start_date: str, seed: int, week: int) -> str:
@@ -191,19 +179,3 @@ def generate_days(
         "seconds_per_week": seconds,
         "chronics": len(chronics),
     }
-
-
-def data_fingerprint(name: str) -> str:
-    """What identifies an env's data when it is not the bundled copy: its chronics' names
-    (``""`` for the bundled copy, so keys made before generated days stay as they were)."""
-    import hashlib
-
-    from ace_core.grid.envs import downloaded_env_dir
-
-    if os.environ.get("_GRID2OP_FORCE_TEST") == "1":
-        return ""
-    folder = downloaded_env_dir(name)
-    if folder is None:
-        return ""
-    names = sorted(p.name for p in (folder / "chronics").iterdir() if p.is_dir())
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]

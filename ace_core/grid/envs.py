@@ -8,6 +8,7 @@ unknown name fails at once with the list of names that work here.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from functools import cache
@@ -42,12 +43,35 @@ def data_folders() -> list[Path]:
 
 
 def downloaded_env_dir(name: str) -> Path | None:
-    """The folder of a full dataset (downloaded or with generated days), if the user has one."""
+    """The folder of a full dataset (downloaded or with generated days), if the user has one and
+    grid2op is not forced onto its bundled copies (``_GRID2OP_FORCE_TEST=1``)."""
+    if os.environ.get("_GRID2OP_FORCE_TEST") == "1":
+        return None
     for root in data_folders():
         folder = root / name
         if (folder / "chronics").is_dir():
             return folder
     return None
+
+
+def bundled_env_dir(name: str) -> Path:
+    """The small copy of ``name`` that ships inside the grid2op package."""
+    return Path(grid2op.__file__).parent / "data" / name
+
+
+def env_dir(name: str) -> Path:
+    """The folder ``make_env(name)`` reads: the full dataset if there is one, else the bundled copy."""
+    return downloaded_env_dir(name) or bundled_env_dir(name)
+
+
+def dataset_fingerprint(name: str) -> str:
+    """What identifies an env's data when it is not the bundled copy: a hash of its chronics'
+    names (``""`` for the bundled copy, so keys made before full datasets stay as they were)."""
+    folder = downloaded_env_dir(name)
+    if folder is None:
+        return ""
+    names = sorted(p.name for p in (folder / "chronics").iterdir() if p.is_dir())
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]
 
 
 @cache
@@ -92,10 +116,9 @@ def make_env(
     }
     if cache_chronics:
         options["chronics_class"] = MultifolderWithCache
-    force_test = os.environ.get("_GRID2OP_FORCE_TEST") == "1"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        folder = None if force_test else downloaded_env_dir(name)
+        folder = downloaded_env_dir(name)
         env = grid2op.make(str(folder), **options) if folder else grid2op.make(name, test=True, **options)
     env.gridace_name = name
     env.gridace_opponent = opponent

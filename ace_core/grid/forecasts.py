@@ -177,13 +177,9 @@ def make_env_with_forecasts(name: str, kind: str = "perfect", horizon: int = DEF
 
 def _chronic_files(name: str) -> set[str]:
     """The file names of the dataset's first chronic (empty when it has none)."""
-    from pathlib import Path
+    from ace_core.grid.envs import env_dir
 
-    import grid2op
-
-    from ace_core.grid.envs import downloaded_env_dir
-
-    folder = downloaded_env_dir(name) or Path(grid2op.__file__).parent / "data" / name
+    folder = env_dir(name)
     chronics = sorted(p for p in (folder / "chronics").glob("*") if p.is_dir())
     return {p.name for p in chronics[0].iterdir()} if chronics else set()
 

@@ -9,13 +9,12 @@ import pytest
 from ace_core.__main__ import main
 from ace_core.grid.days import (
     DEFAULT_DAYS_PYTHON,
-    bundled_env_dir,
     generate_days,
     prepare_env_folder,
     week_name,
     week_seeds,
 )
-from ace_core.grid.envs import make_env
+from ace_core.grid.envs import bundled_env_dir, dataset_fingerprint, env_dir, make_env
 from ace_core.grid.scenarios import chronic_lengths, scenarios
 from ace_core.mining import MineSpec
 
@@ -68,6 +67,13 @@ def test_a_week_that_fails_to_generate_leaves_only_the_bundled_days(data_dir, mo
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []
     bundled = sorted(p.name for p in bundled_env_dir(ENV).joinpath("chronics").iterdir())
     assert sorted(p.name for p in (folder / "chronics").iterdir()) == bundled
+
+
+def test_a_data_folder_is_read_unless_grid2op_is_forced_onto_its_bundled_copies(data_dir, monkeypatch):
+    folder = prepare_env_folder(ENV, data_dir)
+    assert env_dir(ENV) == folder and dataset_fingerprint(ENV) != ""
+    monkeypatch.setenv("_GRID2OP_FORCE_TEST", "1")
+    assert env_dir(ENV) == bundled_env_dir(ENV) and dataset_fingerprint(ENV) == ""
 
 
 def test_a_weeks_seeds_depend_on_the_seed_and_the_week_only():
