@@ -556,7 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="generate more days for an env with chronix2grid (into $GRIDACE_DATA_DIR)",
         formatter_class=_DefaultsFormatter,
     )
-    days.add_argument("--env", required=True, help="an env made since 2022, e.g. l2rpn_idf_2023")
+    days.add_argument(
+        "--env", required=True, help="l2rpn_idf_2023, or l2rpn_neurips_2020_track1 (cut from the 118-bus grid)"
+    )
     days.add_argument("--weeks", type=int, required=True, help="how many weekly scenarios to add")
     days.add_argument("--seed", type=int, default=0, help="the same seed and week give the same data")
     days.add_argument("--first-week", type=int, default=0, help="the first week's number (more weeks later)")

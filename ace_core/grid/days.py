@@ -6,7 +6,10 @@ day that doing nothing holds cannot tell two policies apart. The full datasets n
 The envs made since 2022 carry the inputs of their own data generator, chronix2grid (load
 patterns, wind and solar characteristics, the economic dispatch's parameters), and grid2op's
 ``env.generate_data`` runs it to add weekly scenarios; this module does the same, one week at a
-time, resumable, into a folder ``make_env`` reads.
+time, resumable, into a folder ``make_env`` reads. The 36-bus NeurIPS 2020 grid carries no such
+inputs, but chronix2grid ships those of the whole 118-bus grid it was cut from: its weeks are
+generated on that grid (:mod:`ace_core.grid.case118_source`) and cut to the region
+(:mod:`ace_core.grid.region_cut`), as L2RPN made them (``REGIONS``).
 
 - ``python -m ace_core days --env l2rpn_idf_2023 --weeks 8 --seed 0`` copies the bundled env
   into ``$GRIDACE_DATA_DIR/<env>`` (grid2op's data folder if unset) once, then adds weeks
@@ -36,7 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from ace_core.errors import ConfigError
+from ace_core.grid import case118_source
 from ace_core.grid.envs import available_env_names, bundled_env_dir, data_folders
+from ace_core.grid.region_cut import cut_week
 
 DAYS_PYTHON_ENV = "GRIDACE_DAYS_PYTHON"
 DEFAULT_DAYS_PYTHON = Path(__file__).resolve().parents[2] / ".venv-days" / "bin" / "python"
@@ -44,6 +49,9 @@ MAX_WEEKS = 520
 TIME_SERIES = ("load_p", "load_q", "prod_p", "load_p_forecasted", "load_q_forecasted", "prod_p_forecasted")
 _GENERATOR_INPUTS = "chronix2grid_adddata_kwargs.json"
 _STAGING = ".staging"
+_SOURCES = ".sources"
+# envs cut out of a whole grid whose generator inputs chronix2grid ships (ace_core.grid.region_cut)
+REGIONS = {"l2rpn_neurips_2020_track1": case118_source}
 
 
 def data_dir() -> Path:
@@ -53,8 +61,11 @@ def data_dir() -> Path:
 
 
 def generatable_envs() -> tuple[str, ...]:
-    """Bundled envs that carry chronix2grid's inputs (the envs made since 2022)."""
-    return tuple(n for n in available_env_names() if (bundled_env_dir(n) / _GENERATOR_INPUTS).is_file())
+    """Bundled envs that carry chronix2grid's inputs (the envs made since 2022), and the regions
+    cut out of a whole grid whose inputs chronix2grid ships."""
+    names = available_env_names()
+    own = [n for n in names if (bundled_env_dir(n) / _GENERATOR_INPUTS).is_file()]
+    return tuple(own + [n for n in REGIONS if n in names])
 
 
 def week_name(start_date: str, seed: int, week: int) -> str:
@@ -134,12 +145,14 @@ def generate_days(
     if steps is not None and steps < 12:
         raise ConfigError(f"--steps {steps} is too short; accepted: 12 or more (default: one week)")
     python = _days_python()
-    folder = prepare_env_folder(env, root or data_dir())
-    with open(folder / "scenario_params.json", encoding="utf-8") as f:
+    root = root or data_dir()
+    folder = prepare_env_folder(env, root)
+    source = REGIONS[env].prepare_source(root / _SOURCES, python, env) if env in REGIONS else folder
+    with open(source / "scenario_params.json", encoding="utf-8") as f:
         params = json.load(f)
     dates, dt = params["all_dates"], int(params["dt"])
     expected_steps = steps if steps is not None else 7 * 24 * 60 // dt
-    made, skipped, seconds = [], [], []
+    made, skipped, refused_weeks, seconds = [], [], [], []
     for week in range(first_week, first_week + weeks):
         start_date = dates[week % len(dates)]
         name = week_name(start_date, seed, week)
@@ -151,7 +164,7 @@ def generate_days(
         staging.mkdir()
         command = [
             str(python), "-I", str(Path(__file__).with_name("chronix_week.py")),
-            "--env-dir", str(folder), "--out", str(staging),
+            "--env-dir", str(source), "--out", str(staging),
             "--start-date", start_date, "--scenario-id", scenario_id(seed, week),
             "--seeds", *map(str, week_seeds(seed, week)),
         ]  # fmt: skip
@@ -163,19 +176,29 @@ def generate_days(
             if done.returncode != 0:
                 lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
                 raise ConfigError(f"generating {name} failed: {lines[-1]}")
-            check_week(staging / name, expected_steps)
-            os.replace(staging / name, folder / "chronics" / name)
+            week, report = staging / name, {}
+            if env in REGIONS:
+                week = staging / "region" / name
+                try:
+                    report = cut_week(source, staging / name, env, folder, week)
+                except ConfigError as refused:  # this week's data, not the run: go on with the next
+                    log(json.dumps({"week": name, "refused": str(refused)}))
+                    refused_weeks.append(name)
+                    continue
+            check_week(week, expected_steps)
+            os.replace(week, folder / "chronics" / name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # only a whole, checked week is kept
         seconds.append(round(time.perf_counter() - started, 1))
         made.append(name)
-        log(json.dumps({"week": name, "seconds": seconds[-1]}))
+        log(json.dumps({"week": name, "seconds": seconds[-1], **report}))
     chronics = sorted(p.name for p in (folder / "chronics").iterdir() if p.is_dir())
     return {
         "env": env,
         "folder": str(folder),
         "generated": made,
         "already_there": skipped,
+        "refused": refused_weeks,
         "seconds_per_week": seconds,
         "chronics": len(chronics),
     }

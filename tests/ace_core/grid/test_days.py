@@ -22,13 +22,6 @@ ENV = "l2rpn_idf_2023"
 DAYS_PYTHON = Path(os.environ.get("GRIDACE_DAYS_PYTHON") or DEFAULT_DAYS_PYTHON)
 
 
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "data"
-    monkeypatch.setenv("GRIDACE_DATA_DIR", str(folder))
-    return folder
-
-
 def _nothing_written(folder: Path) -> bool:
     return not folder.exists() or not any(folder.iterdir())
 

@@ -1,0 +1,133 @@
+"""The whole 118-bus grid of the NeurIPS 2020 data, ready for chronix2grid to generate weeks on.
+
+The 36-substation grids (``l2rpn_neurips_2020_track1``) ship no generator inputs: L2RPN made
+their days by generating the whole IEEE 118-bus grid with chronix2grid and cutting a region out
+of it (:mod:`ace_core.grid.region_cut`). chronix2grid ships the inputs of that whole grid as its
+example case ``case118_l2rpn_neurips_1x``: the grid, and the characteristics of its 99 loads
+and 62 generators, which match the 36-bus env's exactly (every generator's Pmax, every load's
+level). This module lays them out as a grid2op env folder that today's generator
+(``chronix2grid.grid2op_utils``, the one :mod:`ace_core.grid.chronix_week` runs) accepts:
+
+- the case's grid, loads and generators; the region's generators at the voltage set-points of
+  the region env's own chronics, so that the cut region carries the whole grid's flows;
+- the case's load, renewables and dispatch parameters, completed with the keys today's
+  generator also reads (the values of ``l2rpn_idf_2023``, the bundled env made by it), its
+  reactive loads at 0.7 of the active ones (the 36-bus chronics' ratio), forecasts 5 minutes
+  ahead (what the 36-bus envs read), no planned maintenance (the bundled 36-bus chronics have
+  none) and the weekly load pattern aligned as the 2020 generator had it (``day_lag`` 0);
+- the 52 weeks of 2012, the year of the bundled 36-bus chronics.
+
+The folder is written beside and renamed, so it is whole or absent.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from ace_core.errors import ConfigError
+from ace_core.grid.envs import bundled_env_dir
+from ace_core.grid.region_cut import region_voltages
+
+NAME = "case118_neurips_2020"
+CASE = "case118_l2rpn_neurips_1x"
+FIRST_WEEK = datetime.date(2012, 1, 2)  # a Monday
+LOAD_Q_OVER_P = 0.7
+# the bundled env whose parameter files fill the keys the 2020 case predates
+_GENERATOR_OF_TODAY = "l2rpn_idf_2023"
+_CONFIG = '''"""The whole NeurIPS 2020 118-bus grid: a source of generated days, not an env to play."""
+from grid2op.Action import TopologyAndDispatchAction
+from grid2op.Backend import PandaPowerBackend
+from grid2op.Chronics import ChangeNothing, GridStateFromFileWithForecasts
+from grid2op.Reward import RedispReward
+from grid2op.Rules import DefaultRules
+
+config = {
+    "backend": PandaPowerBackend,
+    "action_class": TopologyAndDispatchAction,
+    "observation_class": None,
+    "reward_class": RedispReward,
+    "gamerules_class": DefaultRules,
+    "chronics_class": ChangeNothing,
+    "grid_value_class": GridStateFromFileWithForecasts,
+    "volagecontroler_class": None,
+    "thermal_limits": None,
+    "names_chronics_to_grid": None,
+}
+'''
+
+
+def chronix2grid_case_dir(python: Path) -> Path:
+    """The case's folder inside the chronix2grid package of the days interpreter ``python``."""
+    done = subprocess.run(
+        [str(python), "-I", "-c", "import chronix2grid, os; print(os.path.dirname(chronix2grid.__file__))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    case = Path(done.stdout.strip()) / "getting_started" / "example" / "input" / "generation" / CASE
+    if done.returncode != 0 or not (case / "prods_charac.csv").is_file():
+        raise ConfigError(
+            f"the days interpreter {python} has no chronix2grid with its {CASE} example; run `make days-venv`"
+        )
+    return case
+
+
+def prepare_source(root: Path, python: Path, region_env: str) -> Path:
+    """``root/NAME``: the whole grid's generator inputs (made once)."""
+    target = root / NAME
+    if (target / "scenario_params.json").is_file():
+        return target
+    case = chronix2grid_case_dir(python)
+    today = bundled_env_dir(_GENERATOR_OF_TODAY)
+    partial = root / f".{NAME}.making-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    (partial / "chronics").mkdir(parents=True)
+    for name in ("grid.json", "grid_layout.json", "loads_charac.csv", "params.json"):
+        shutil.copy(case / name, partial / name)
+    (partial / "config.py").write_text(_CONFIG, encoding="utf-8")
+
+    prods = pd.read_csv(case / "prods_charac.csv")
+    voltages = region_voltages(region_env)
+    in_region = prods["name"].isin(voltages.index)
+    prods.loc[in_region, "V"] = prods.loc[in_region, "name"].map(voltages)
+    prods.to_csv(partial / "prods_charac.csv", index=False)
+
+    def read(folder: Path, name: str) -> dict:
+        with open(folder / name, encoding="utf-8") as f:
+            return json.load(f)
+
+    def write(name: str, params: dict) -> None:
+        with open(partial / name, "w", encoding="utf-8") as f:
+            json.dump(params, f, indent=1)
+
+    write("params_load.json", {**read(case, "params_load.json"), "load_q_from_p_coeff": LOAD_Q_OVER_P})
+    write("params_res.json", {**read(today, "params_res.json"), **read(case, "params_res.json")})
+    opf = read(case, "params_opf.json")
+    write("params_opf.json", {**read(today, "params_opf.json"), "losses_pct": float(opf["losses_pct"])})
+    forecasts = read(today, "params_forecasts.json")
+    write("params_forecasts.json", {k: v[:1] if isinstance(v, list) else v for k, v in forecasts.items()})
+    weeks = [str(FIRST_WEEK + datetime.timedelta(days=7 * i)) for i in range(52)]
+    write("scenario_params.json", {"dt": str(read(case, "params.json")["dt"]), "all_dates": weeks})
+    write("chronix2grid_adddata_kwargs.json", {"with_loss": True, "day_lag": 0})
+    write(
+        "maintenance_meta.json",
+        {
+            "maintenance_starting_hour": 9,
+            "maintenance_ending_hour": 17,
+            "line_to_maintenance": [],
+            "daily_proba_per_month_maintenance": [0.0] * 12,
+            "max_daily_number_per_month_maintenance": [0] * 12,
+        },
+    )
+    try:
+        os.replace(partial, target)
+    except OSError:  # another run made it first
+        shutil.rmtree(partial, ignore_errors=True)
+    return target

@@ -1,0 +1,82 @@
+"""The 36-bus grid's days: weeks of the whole 118-bus grid, generated and cut to the region."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ace_core.grid import region_cut
+from ace_core.grid.days import DEFAULT_DAYS_PYTHON, generate_days, week_name
+from ace_core.grid.envs import bundled_env_dir, make_env
+from ace_core.grid.scenarios import chronic_lengths
+
+ENV = "l2rpn_neurips_2020_track1"
+DAYS_PYTHON = Path(os.environ.get("GRIDACE_DAYS_PYTHON") or DEFAULT_DAYS_PYTHON)
+needs_generator = pytest.mark.skipif(
+    not DAYS_PYTHON.is_file(), reason="needs the days interpreter: make days-venv"
+)
+
+
+def _bundled_chronics() -> list[str]:
+    return sorted(p.name for p in bundled_env_dir(ENV).joinpath("chronics").iterdir() if p.is_dir())
+
+
+@needs_generator
+def test_a_generated_week_of_the_whole_grid_joins_the_region_and_plays(data_dir):
+    lines = []
+    summary = generate_days(ENV, 1, seed=5, steps=24, log=lines.append)
+
+    name = week_name("2012-01-02", 5, 0)
+    assert summary["generated"] == [name]
+    # played with the cut's series, every line of the region carries the whole grid's flow
+    assert json.loads(lines[0])["flow_gap_mw"] < 0.1
+    env = make_env(ENV, cache_chronics=False)
+    lengths = dict(chronic_lengths(env))
+    assert set(lengths) == set(_bundled_chronics()) | {name} and lengths[name] >= 24
+    obs = env.reset(seed=0, options={"time serie id": sorted(lengths).index(name)})
+    # the region's own loads and generators, and its eight lines to the rest of the grid as loads
+    interco = np.array([n.startswith(region_cut.INTERCO) for n in env.name_load])
+    assert interco.sum() == 8 and np.all(obs.load_p[~interco] > 0) and obs.gen_p.sum() > 0
+    assert np.any(obs.load_p[interco] != 0) and obs.rho.max() < 1.0
+    for _ in range(12):
+        obs, _, done, _ = env.step(env.action_space())
+        assert not done
+    # the whole grid's inputs are made once, outside the envs make_env lists
+    assert (data_dir / ".sources" / "case118_neurips_2020" / "prods_charac.csv").is_file()
+
+
+@needs_generator
+def test_a_week_whose_cut_does_not_carry_the_whole_grids_flows_is_refused_and_the_run_goes_on(
+    data_dir, monkeypatch
+):
+    monkeypatch.setattr(region_cut, "MAX_FLOW_GAP_MW", -1.0)  # no cut can pass
+    lines = []
+    summary = generate_days(ENV, 1, seed=6, steps=12, log=lines.append)
+
+    name = week_name("2012-01-02", 6, 0)
+    assert summary["generated"] == [] and summary["refused"] == [name]
+    assert "does not carry the whole grid's flows: line" in json.loads(lines[0])["refused"]
+    folder = data_dir / ENV
+    assert sorted(p.name for p in (folder / "chronics").iterdir()) == _bundled_chronics()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".staging")]
+
+
+def test_forecast_rows_above_a_generators_pmax_are_replaced_by_the_step_they_forecast():
+    pmax = pd.Series({"nuclear": 400.0, "wind": 50.0})
+    real = {
+        "prod_p": pd.DataFrame({"nuclear": [360.0, 361.0, 362.0, 363.0], "wind": [10.0, 11.0, 12.0, 13.0]})
+    }
+    real["load_p"] = pd.DataFrame({"load": [300.0, 301.0, 302.0, 303.0]})
+    forecasts = {key: frame.shift(-1).fillna(frame.iloc[-1]) + 0.5 for key, frame in real.items()}
+    forecasts["prod_p"].loc[1, "nuclear"] = 1848.6  # chronix2grid's forecast dispatch, now and then
+    forecasts["prod_p"].loc[3, "wind"] = 80.0
+
+    assert region_cut.mend_forecasts(forecasts, real, pmax) == 2
+
+    assert forecasts["prod_p"].loc[1].tolist() == [362.0, 12.0]  # the real values of step 2
+    assert forecasts["load_p"].loc[1, "load"] == 302.0
+    assert forecasts["prod_p"].loc[3].tolist() == [363.0, 13.0]  # the last row: its own step
+    assert forecasts["prod_p"].loc[0].tolist() == [361.5, 11.5]  # valid rows are kept
