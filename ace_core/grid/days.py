@@ -176,17 +176,17 @@ def generate_days(
             if done.returncode != 0:
                 lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
                 raise ConfigError(f"generating {name} failed: {lines[-1]}")
-            week, report = staging / name, {}
+            scenario, report = staging / name, {}
             if env in REGIONS:
-                week = staging / "region" / name
+                scenario = staging / "region" / name
                 try:
-                    report = cut_week(source, staging / name, env, folder, week)
+                    report = cut_week(source, staging / name, env, folder, scenario)
                 except ConfigError as refused:  # this week's data, not the run: go on with the next
                     log(json.dumps({"week": name, "refused": str(refused)}))
                     refused_weeks.append(name)
                     continue
-            check_week(week, expected_steps)
-            os.replace(week, folder / "chronics" / name)
+            check_week(scenario, expected_steps)
+            os.replace(scenario, folder / "chronics" / name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # only a whole, checked week is kept
         seconds.append(round(time.perf_counter() - started, 1))
