@@ -6,7 +6,8 @@ around buses 32-68. Their eight lines to the rest of the grid are replaced by lo
 on the whole grid (:mod:`ace_core.grid.case118_source`), :func:`cut_week`:
 
 1. runs the whole grid's AC power flow at every step (LightSim2Grid, through grid2op's
-   ``FromNPY`` chronics), for the real series and again for their forecasts;
+   ``FromNPY`` chronics), for the real series and again for their forecasts (forecast rows that
+   put a generator above its Pmax mended first: :func:`mend_forecasts`);
 2. keeps the region's own loads, its generators' AC set-points (the whole grid's slack is one of
    them) and, for each interco load, the active and reactive flow out of the region at the
    line's inner end;
