@@ -1,11 +1,12 @@
 """The whole 118-bus grid of the NeurIPS 2020 data, ready for chronix2grid to generate weeks on.
 
-The 36-substation grids (``l2rpn_neurips_2020_track1``) ship no generator inputs: L2RPN made
-their days by generating the whole IEEE 118-bus grid with chronix2grid and cutting a region out
-of it (:mod:`ace_core.grid.region_cut`). chronix2grid ships the inputs of that whole grid as its
+The 36-substation grids (``l2rpn_neurips_2020_track1``) ship no generator inputs: they are a
+region of the whole IEEE 118-bus grid, whose lines to the rest of it are loads
+(:mod:`ace_core.grid.region_cut`). chronix2grid ships the inputs of that whole grid as its
 example case ``case118_l2rpn_neurips_1x``: the grid, and the characteristics of its 99 loads
-and 62 generators, which match the 36-bus env's exactly (every generator's Pmax, every load's
-level). This module lays them out as a grid2op env folder that today's generator
+and 62 generators, which match the 36-bus env's (every region generator's Pmax exactly, the
+region loads' Pmax within about 1 % of the bundled chronics' February mean). This module lays
+them out as a grid2op env folder that today's generator
 (``chronix2grid.grid2op_utils``, the one :mod:`ace_core.grid.chronix_week` runs) accepts:
 
 - the case's grid, loads and generators; the region's generators at the voltage set-points of
