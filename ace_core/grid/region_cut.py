@@ -194,15 +194,16 @@ def cut_week(whole_dir: Path, week_dir: Path, region_env: str, region_dir: Path,
     forecasts = _read_week(week_dir, whole, "_forecasted")
     mended = mend_forecasts(forecasts, real, charac["Pmax"])
     out_dir.mkdir(parents=True)
-    checked = None
-    for suffix, series in (("", real), ("_forecasted", forecasts)):
+
+    def write(suffix: str, series: dict):
         voltages = pd.DataFrame([charac["V"].to_numpy()] * len(series["load_p"]), columns=whole.gens)
         load_p, load_q, prod_p, inner_flows = _region_series(whole_dir, whole, region, series, voltages)
         for name, frame in (("load_p", load_p), ("load_q", load_q), ("prod_p", prod_p)):
             frame.to_csv(out_dir / f"{name}{suffix}.csv.bz2", sep=";", index=False)
-        if not suffix:  # the real series are played again below
-            checked = (load_p, load_q, prod_p, inner_flows)
-    load_p, load_q, prod_p, inner_flows = checked
+        return load_p, load_q, prod_p, inner_flows
+
+    write("_forecasted", forecasts)
+    load_p, load_q, prod_p, inner_flows = write("", real)  # played again below
     prod_v = pd.DataFrame(
         [region_voltages(region_env)[region.gens].to_numpy()] * len(load_p), columns=region.gens
     )
