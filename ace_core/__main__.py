@@ -559,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     days.add_argument(
         "--env",
         required=True,
-        help="l2rpn_idf_2023, or l2rpn_neurips_2020_track1 (cut from the 118-bus grid)",
+        help="l2rpn_idf_2023, or l2rpn_neurips_2020_track1 / l2rpn_wcci_2020 (cut from the 118-bus grid)",
     )
     days.add_argument("--weeks", type=int, required=True, help="how many weekly scenarios to add")
     days.add_argument("--seed", type=int, default=0, help="the same seed and week give the same data")

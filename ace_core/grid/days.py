@@ -7,9 +7,10 @@ The envs made since 2022 carry the inputs of their own data generator, chronix2g
 patterns, wind and solar characteristics, the economic dispatch's parameters), and grid2op's
 ``env.generate_data`` runs it to add weekly scenarios; this module does the same, one week at a
 time, resumable, into a folder ``make_env`` reads. The 36-bus NeurIPS 2020 grid carries no such
-inputs, but chronix2grid ships those of the whole 118-bus grid it was cut from: its weeks are
-generated on that grid (:mod:`ace_core.grid.case118_source`) and cut to the region
-(:mod:`ace_core.grid.region_cut`), as L2RPN made them (``REGIONS``).
+inputs, nor does the WCCI 2020 grid (the same region, lighter loads), but chronix2grid ships
+those of the whole 118-bus grid they were cut from: their weeks are generated on that grid
+(:mod:`ace_core.grid.case118_source`) and cut to the region (:mod:`ace_core.grid.region_cut`),
+as L2RPN made them (``REGIONS``).
 
 - ``python -m ace_core days --env l2rpn_idf_2023 --weeks 8 --seed 0`` copies the bundled env
   into ``$GRIDACE_DATA_DIR/<env>`` (grid2op's data folder if unset) once, then adds weeks
@@ -39,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ace_core.errors import ConfigError
-from ace_core.grid import case118_source
+from ace_core.grid.case118_source import SOURCES
 from ace_core.grid.envs import available_env_names, bundled_env_dir, data_folders
 from ace_core.grid.region_cut import cut_week
 
@@ -51,7 +52,7 @@ _GENERATOR_INPUTS = "chronix2grid_adddata_kwargs.json"
 _STAGING = ".staging"
 _SOURCES = ".sources"
 # envs cut out of a whole grid whose generator inputs chronix2grid ships (ace_core.grid.region_cut)
-REGIONS = {"l2rpn_neurips_2020_track1": case118_source}
+REGIONS = SOURCES
 
 
 def data_dir() -> Path:
@@ -147,7 +148,7 @@ def generate_days(
     python = _days_python()
     root = root or data_dir()
     folder = prepare_env_folder(env, root)
-    source = REGIONS[env].prepare_source(root / _SOURCES, python, env) if env in REGIONS else folder
+    source = REGIONS[env].prepare(root / _SOURCES, python) if env in REGIONS else folder
     with open(source / "scenario_params.json", encoding="utf-8") as f:
         params = json.load(f)
     dates, dt = params["all_dates"], int(params["dt"])
@@ -180,7 +181,7 @@ def generate_days(
             if env in REGIONS:
                 scenario = staging / "region" / name
                 try:
-                    report = cut_week(source, staging / name, env, folder, scenario)
+                    report = cut_week(source, staging / name, env, folder, scenario, REGIONS[env].names)
                 except ConfigError as refused:  # this week's data, not the run: go on with the next
                     log(json.dumps({"week": name, "refused": str(refused)}))
                     refused_weeks.append(name)

@@ -13,9 +13,13 @@ on the whole grid (:mod:`ace_core.grid.case118_source`), :func:`cut_week`:
    line's inner end;
 3. plays the region with those series and checks that every one of its lines carries the flow it
    carried in the whole grid (within :data:`MAX_FLOW_GAP_MW`), so a week whose cut does not
-   reproduce the whole grid is refused rather than kept.
+   reproduce the whole grid is refused rather than kept;
+4. gives the week the region env's own planned-maintenance model where its chronics carry one
+   (``maintenance_meta.json``: grid2op draws the outages when it loads the week).
 
-Elements are matched by name: the region env's names are those of the whole grid.
+Elements are matched by name: the NeurIPS env's names are those of the whole grid. An env of the
+same region under other names (``l2rpn_wcci_2020``: its buses numbered 0-35 where the whole
+grid's are 32-66 and 68) is matched through it, element by element (:func:`whole_grid_names`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,40 @@ def _buses(line_name: str) -> tuple[int, int]:
     return int(origin), int(extremity)
 
 
+def _bus(injection_name: str) -> int:
+    """A load's or generator's bus, from grid2op's ``<kind>_<bus>_<id>`` name."""
+    return int(injection_name.split("_")[1])
+
+
+def whole_grid_names(region: Elements, named: Elements) -> dict[str, str]:
+    """``region``'s element names -> the whole grid's, through ``named``, the same region under
+    the whole grid's names: elements are paired in order, and refused unless every pair sits on
+    the same bus, the buses of both paired in their order (an interco load on its line's inner
+    bus; a line on the same two buses, named in either order: three transformers are named from
+    their high-voltage bus in one env and from the lower-numbered bus in the other)."""
+    kinds = ("loads", "gens", "lines")
+    if any(len(getattr(region, k)) != len(getattr(named, k)) for k in kinds) or len(region.buses) != len(
+        named.buses
+    ):
+        sizes = [f"{len(getattr(e, k))} {k}" for e in (region, named) for k in (*kinds, "buses")]
+        raise ConfigError(f"not the same region: {', '.join(sizes[:4])} against {', '.join(sizes[4:])}")
+    bus = dict(zip(sorted(region.buses), sorted(named.buses)))
+
+    def sits(ours: str, theirs: str) -> bool:
+        if theirs.startswith(INTERCO):
+            a, b = (int(x) for x in theirs[len(INTERCO) :].split("_"))
+            return bus.get(_bus(ours)) == (a if a in named.buses else b)
+        return bus.get(_bus(ours)) == _bus(theirs)
+
+    for ours, theirs in zip(region.loads + region.gens, named.loads + named.gens):
+        if not sits(ours, theirs):
+            raise ConfigError(f"not the same region: {ours} does not sit where {theirs} does")
+    for ours, theirs in zip(region.lines, named.lines):
+        if {bus[x] for x in _buses(ours)} != set(_buses(theirs)):
+            raise ConfigError(f"not the same region: line {ours} does not join what {theirs} joins")
+    return dict(zip(region.loads + region.gens + region.lines, named.loads + named.gens + named.lines))
+
+
 def _make(env_dir: Path, **kwargs):
     import grid2op
     from lightsim2grid import LightSimBackend
@@ -75,7 +113,7 @@ def _make(env_dir: Path, **kwargs):
 def elements(env_dir: Path) -> Elements:
     env = _make(env_dir)
     try:
-        return Elements(list(env.name_load), list(env.name_gen), list(env.name_line))
+        return Elements(*([str(n) for n in names] for names in (env.name_load, env.name_gen, env.name_line)))
     finally:
         env.close()
 
@@ -122,10 +160,13 @@ def ac_flows(
         env.close()
 
 
+def _first_bundled_chronic(region_env: str) -> Path:
+    return sorted(p for p in (bundled_env_dir(region_env) / "chronics").iterdir() if p.is_dir())[0]
+
+
 def region_voltages(region_env: str) -> pd.Series:
     """The region's generator voltage set-points (kV): the first row of its first bundled chronic."""
-    chronics = sorted(p for p in (bundled_env_dir(region_env) / "chronics").iterdir() if p.is_dir())
-    return pd.read_csv(chronics[0] / "prod_v.csv.bz2", sep=";", nrows=1).iloc[0]
+    return pd.read_csv(_first_bundled_chronic(region_env) / "prod_v.csv.bz2", sep=";", nrows=1).iloc[0]
 
 
 def boundary_line(interco: str, whole: Elements, region_buses: set[int]) -> tuple[str, str]:
@@ -178,13 +219,25 @@ def mend_forecasts(forecasts: dict, real: dict, pmax: pd.Series) -> int:
     return int(broken.sum())
 
 
-def cut_week(whole_dir: Path, week_dir: Path, region_env: str, region_dir: Path, out_dir: Path) -> dict:
+def cut_week(
+    whole_dir: Path,
+    week_dir: Path,
+    region_env: str,
+    region_dir: Path,
+    out_dir: Path,
+    names: dict[str, str] | None = None,
+) -> dict:
     """Write the region's version of the whole grid's week ``week_dir`` into ``out_dir``.
 
-    Returns the largest gap (MW) between a region line's flow and the whole grid's, and how many
-    forecast rows were mended (:func:`mend_forecasts`); refuses the week (:class:`ConfigError`)
-    when the gap is over :data:`MAX_FLOW_GAP_MW` or the whole grid's power flow fails."""
-    whole, region = elements(whole_dir), elements(region_dir)
+    ``names`` gives the region env's element names in the whole grid where they differ
+    (:func:`whole_grid_names`). Returns the largest gap (MW) between a region line's flow and
+    the whole grid's, and how many forecast rows were mended (:func:`mend_forecasts`); refuses
+    the week (:class:`ConfigError`) when the gap is over :data:`MAX_FLOW_GAP_MW` or the whole
+    grid's power flow fails."""
+    whole, own = elements(whole_dir), elements(region_dir)
+    names = names or {}
+    region = Elements(*([names.get(n, n) for n in kind] for kind in (own.loads, own.gens, own.lines)))
+    to_own = {names.get(n, n): n for n in own.loads + own.gens + own.lines}
     missing = [n for n in region.loads if not n.startswith(INTERCO) and n not in whole.loads]
     missing += [n for n in region.gens if n not in whole.gens]
     if missing:
@@ -197,26 +250,28 @@ def cut_week(whole_dir: Path, week_dir: Path, region_env: str, region_dir: Path,
 
     def write(suffix: str, series: dict):
         voltages = pd.DataFrame([charac["V"].to_numpy()] * len(series["load_p"]), columns=whole.gens)
-        load_p, load_q, prod_p, inner_flows = _region_series(whole_dir, whole, region, series, voltages)
-        for name, frame in (("load_p", load_p), ("load_q", load_q), ("prod_p", prod_p)):
+        *injections, inner_flows = _region_series(whole_dir, whole, region, series, voltages)
+        injections = [frame.rename(columns=to_own) for frame in injections]
+        for name, frame in zip(("load_p", "load_q", "prod_p"), injections):
             frame.to_csv(out_dir / f"{name}{suffix}.csv.bz2", sep=";", index=False)
-        return load_p, load_q, prod_p, inner_flows
+        return (*injections, inner_flows.rename(columns=to_own))
 
     write("_forecasted", forecasts)
     load_p, load_q, prod_p, inner_flows = write("", real)  # played again below
-    prod_v = pd.DataFrame(
-        [region_voltages(region_env)[region.gens].to_numpy()] * len(load_p), columns=region.gens
-    )
+    prod_v = pd.DataFrame([region_voltages(region_env)[own.gens].to_numpy()] * len(load_p), columns=own.gens)
     prod_v.to_csv(out_dir / "prod_v.csv.bz2", sep=";", index=False)
     for info in ("start_datetime.info", "time_interval.info"):
         shutil.copy(week_dir / info, out_dir / info)
+    maintenance = _first_bundled_chronic(region_env) / "maintenance_meta.json"
+    if maintenance.is_file():
+        shutil.copy(maintenance, out_dir / maintenance.name)
 
-    played = ac_flows(region_dir, load_p, load_q, prod_p, prod_v).line["p_or"][region.lines]
+    played = ac_flows(region_dir, load_p, load_q, prod_p, prod_v).line["p_or"][own.lines]
     gap = (played - inner_flows).abs().to_numpy()
     if gap.max() > MAX_FLOW_GAP_MW:
         step, line = np.unravel_index(gap.argmax(), gap.shape)
         raise ConfigError(
-            f"the cut of {week_dir.name} does not carry the whole grid's flows: line {region.lines[line]} "
+            f"the cut of {week_dir.name} does not carry the whole grid's flows: line {own.lines[line]} "
             f"differs by {gap.max():.1f} MW at step {step}"
         )
     return {"flow_gap_mw": round(float(gap.max()), 3), "forecast_rows_mended": mended}
