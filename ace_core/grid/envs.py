@@ -125,6 +125,9 @@ def make_env(
     if cache_chronics:
         data = env.chronics_handler.real_data
         data.set_filter(lambda _path: True)
+        # each chronic at its own length: the cache would give every one the length of the first
+        # it read (a 10-day chronic after generated weeks was cut to 7 days)
+        data.max_iter = -1
         data.reset()
     if demand_scale != 1.0:
         scale_demand(env, demand_scale)  # refuses an env whose chronics are not cached
