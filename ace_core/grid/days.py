@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ace_core.errors import ConfigError
 from ace_core.grid.case118_source import SOURCES
@@ -86,8 +87,6 @@ def week_seeds(seed: int, week: int) -> tuple[int, int, int]:
 
 def check_week(folder: Path, steps: int) -> None:
     """Refuse a generated week that is incomplete: a missing time series, or one of another length."""
-    import pandas as pd
-
     for series in TIME_SERIES:
         path = folder / f"{series}.csv.bz2"
         if not path.is_file():
@@ -95,6 +94,15 @@ def check_week(folder: Path, steps: int) -> None:
         rows = len(pd.read_csv(path, sep=";", usecols=[0]))
         if rows < steps:
             raise ConfigError(f"generated week {folder.name}: {path.name} has {rows} rows, expected {steps}")
+
+
+def forecast_rows_above_pmax(folder: Path, pmax: dict[str, float]) -> int:
+    """How many forecast rows of a week put a generator above its Pmax (by more than 0.1 MW):
+    chronix2grid's forecast dispatch now and then returns such rows (the region cut mends them,
+    :func:`ace_core.grid.region_cut.mend_forecasts`; here they are only counted)."""
+    forecasts = pd.read_csv(folder / "prod_p_forecasted.csv.bz2", sep=";")
+    limits = pd.Series(pmax)[forecasts.columns]
+    return int((forecasts > limits + 0.1).any(axis=1).sum())
 
 
 def _days_python() -> Path:
@@ -148,6 +156,7 @@ def generate_days(
     python = _days_python()
     root = root or data_dir()
     folder = prepare_env_folder(env, root)
+    pmax = pd.read_csv(folder / "prods_charac.csv").set_index("name")["Pmax"].to_dict()
     source = REGIONS[env].prepare(root / _SOURCES, python) if env in REGIONS else folder
     with open(source / "scenario_params.json", encoding="utf-8") as f:
         params = json.load(f)
@@ -187,6 +196,7 @@ def generate_days(
                     refused_weeks.append(name)
                     continue
             check_week(scenario, expected_steps)
+            report["forecast_rows_above_pmax"] = forecast_rows_above_pmax(scenario, pmax)
             os.replace(scenario, folder / "chronics" / name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # only a whole, checked week is kept

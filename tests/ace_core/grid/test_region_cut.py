@@ -57,8 +57,10 @@ def test_a_generated_week_of_the_whole_grid_joins_the_region_and_plays(data_dir)
 
     name = week_name("2012-01-02", 5, 0)
     assert summary["generated"] == [name]
-    # played with the cut's series, every line of the region carries the whole grid's flow
-    assert json.loads(lines[0])["flow_gap_mw"] < 0.1
+    # played with the cut's series, every line of the region carries the whole grid's flow, and
+    # no forecast puts a generator above its Pmax
+    report = json.loads(lines[0])
+    assert report["flow_gap_mw"] < 0.1 and report["forecast_rows_above_pmax"] == 0
     env = make_env(WCCI, cache_chronics=False)
     lengths = dict(chronic_lengths(env))
     assert set(lengths) == set(_bundled_chronics(WCCI)) | {name} and lengths[name] >= 24
