@@ -43,6 +43,7 @@ import pandas as pd
 from ace_core.errors import ConfigError
 from ace_core.grid.case118_source import SOURCES
 from ace_core.grid.envs import available_env_names, bundled_env_dir, data_folders
+from ace_core.grid.forecast_mend import forecast_rows_above_pmax, mend_week
 from ace_core.grid.region_cut import cut_week
 
 DAYS_PYTHON_ENV = "GRIDACE_DAYS_PYTHON"
@@ -96,15 +97,6 @@ def check_week(folder: Path, steps: int) -> None:
             raise ConfigError(f"generated week {folder.name}: {path.name} has {rows} rows, expected {steps}")
 
 
-def forecast_rows_above_pmax(folder: Path, pmax: dict[str, float]) -> int:
-    """How many forecast rows of a week put a generator above its Pmax (by more than 0.1 MW):
-    chronix2grid's forecast dispatch now and then returns such rows (the region cut mends them,
-    :func:`ace_core.grid.region_cut.mend_forecasts`; here they are only counted)."""
-    forecasts = pd.read_csv(folder / "prod_p_forecasted.csv.bz2", sep=";")
-    limits = pd.Series(pmax)[forecasts.columns]
-    return int((forecasts > limits + 0.1).any(axis=1).sum())
-
-
 def _days_python() -> Path:
     configured = os.environ.get(DAYS_PYTHON_ENV, "").strip()
     python = Path(configured) if configured else DEFAULT_DAYS_PYTHON
@@ -156,7 +148,7 @@ def generate_days(
     python = _days_python()
     root = root or data_dir()
     folder = prepare_env_folder(env, root)
-    pmax = pd.read_csv(folder / "prods_charac.csv").set_index("name")["Pmax"].to_dict()
+    pmax = pd.read_csv(folder / "prods_charac.csv").set_index("name")["Pmax"]
     source = REGIONS[env].prepare(root / _SOURCES, python) if env in REGIONS else folder
     with open(source / "scenario_params.json", encoding="utf-8") as f:
         params = json.load(f)
@@ -196,6 +188,8 @@ def generate_days(
                     refused_weeks.append(name)
                     continue
             check_week(scenario, expected_steps)
+            if env not in REGIONS:  # a region's forecasts are mended on the whole grid, before the cut
+                report = {"forecast_rows_mended": mend_week(scenario, pmax)}
             report["forecast_rows_above_pmax"] = forecast_rows_above_pmax(scenario, pmax)
             os.replace(scenario, folder / "chronics" / name)
         finally:

@@ -7,7 +7,7 @@ on the whole grid (:mod:`ace_core.grid.case118_source`), :func:`cut_week`:
 
 1. runs the whole grid's AC power flow at every step (LightSim2Grid, through grid2op's
    ``FromNPY`` chronics), for the real series and again for their forecasts (forecast rows that
-   put a generator above its Pmax mended first: :func:`mend_forecasts`);
+   put a generator above its Pmax mended first: :mod:`ace_core.grid.forecast_mend`);
 2. keeps the region's own loads, its generators' AC set-points (the whole grid's slack is one of
    them) and, for each interco load, the active and reactive flow out of the region at the
    line's inner end;
@@ -34,6 +34,7 @@ import pandas as pd
 
 from ace_core.errors import ConfigError
 from ace_core.grid.envs import bundled_env_dir
+from ace_core.grid.forecast_mend import mend_forecasts
 
 MAX_FLOW_GAP_MW = 1.0
 INTERCO = "interco_"
@@ -207,18 +208,6 @@ def _read_week(week_dir: Path, whole: Elements, suffix: str) -> dict[str, pd.Dat
     }
 
 
-def mend_forecasts(forecasts: dict, real: dict, pmax: pd.Series) -> int:
-    """Replace the forecast rows that put a generator above its Pmax (chronix2grid's forecast
-    dispatch now and then returns one: nuclear units at 1,849 MW of 400) by what the forecast
-    stands for, the next step's real values; returns how many rows were replaced."""
-    broken = (forecasts["prod_p"] > pmax + 0.1).any(axis=1).to_numpy()
-    if broken.any():
-        ahead = np.minimum(np.flatnonzero(broken) + 1, len(broken) - 1)
-        for key, frame in forecasts.items():
-            frame.iloc[np.flatnonzero(broken)] = real[key].iloc[ahead].to_numpy()
-    return int(broken.sum())
-
-
 def cut_week(
     whole_dir: Path,
     week_dir: Path,
@@ -231,7 +220,7 @@ def cut_week(
 
     ``names`` gives the region env's element names in the whole grid where they differ
     (:func:`whole_grid_names`). Returns the largest gap (MW) between a region line's flow and
-    the whole grid's, and how many forecast rows were mended (:func:`mend_forecasts`); refuses
+    the whole grid's, and how many forecast rows were mended (:mod:`~ace_core.grid.forecast_mend`); refuses
     the week (:class:`ConfigError`) when the gap is over :data:`MAX_FLOW_GAP_MW` or the whole
     grid's power flow fails."""
     whole, own = elements(whole_dir), elements(region_dir)

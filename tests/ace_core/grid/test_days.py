@@ -4,13 +4,11 @@ import os
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from ace_core.__main__ import main
 from ace_core.grid.days import (
     DEFAULT_DAYS_PYTHON,
-    forecast_rows_above_pmax,
     generate_days,
     prepare_env_folder,
     week_name,
@@ -108,11 +106,3 @@ def test_generated_days_join_the_env_resume_and_key_the_mines_apart(data_dir, mo
     monkeypatch.setenv("GRIDACE_DATA_DIR", str(data_dir))
     again = generate_days(ENV, 1, seed=7, steps=36, log=lambda _line: None)
     assert again["generated"] == [] and again["already_there"] == [name]
-
-
-def test_forecast_rows_above_a_generators_pmax_are_counted(tmp_path):
-    forecasts = pd.DataFrame({"gen_0": [10.0, 50.05, 51.0, 20.0], "gen_1": [5.0, 5.0, 5.0, 31.0]})
-    forecasts.to_csv(tmp_path / "prod_p_forecasted.csv.bz2", sep=";", index=False)
-
-    # within 0.1 MW of Pmax is not above it; rows 2 and 3 are
-    assert forecast_rows_above_pmax(tmp_path, {"gen_1": 30.0, "gen_0": 50.0}) == 2

@@ -99,21 +99,3 @@ def test_a_week_whose_cut_does_not_carry_the_whole_grids_flows_is_refused_and_th
     folder = data_dir / ENV
     assert sorted(p.name for p in (folder / "chronics").iterdir()) == _bundled_chronics()
     assert not [p for p in folder.iterdir() if p.name.startswith(".staging")]
-
-
-def test_forecast_rows_above_a_generators_pmax_are_replaced_by_the_step_they_forecast():
-    pmax = pd.Series({"nuclear": 400.0, "wind": 50.0})
-    real = {
-        "prod_p": pd.DataFrame({"nuclear": [360.0, 361.0, 362.0, 363.0], "wind": [10.0, 11.0, 12.0, 13.0]})
-    }
-    real["load_p"] = pd.DataFrame({"load": [300.0, 301.0, 302.0, 303.0]})
-    forecasts = {key: frame.shift(-1).fillna(frame.iloc[-1]) + 0.5 for key, frame in real.items()}
-    forecasts["prod_p"].loc[1, "nuclear"] = 1848.6  # chronix2grid's forecast dispatch, now and then
-    forecasts["prod_p"].loc[3, "wind"] = 80.0
-
-    assert region_cut.mend_forecasts(forecasts, real, pmax) == 2
-
-    assert forecasts["prod_p"].loc[1].tolist() == [362.0, 12.0]  # the real values of step 2
-    assert forecasts["load_p"].loc[1, "load"] == 302.0
-    assert forecasts["prod_p"].loc[3].tolist() == [363.0, 13.0]  # the last row: its own step
-    assert forecasts["prod_p"].loc[0].tolist() == [361.5, 11.5]  # valid rows are kept
