@@ -78,7 +78,7 @@ def whole_grid_names(region: Elements, named: Elements) -> dict[str, str]:
     the whole grid's names: elements are paired in order, and refused unless every pair sits on
     the same bus, the buses of both paired in their order (an interco load on its line's inner
     bus; a line on the same two buses, named in either order: three transformers are named from
-    their high-voltage bus in one env and from the lower-numbered bus in the other)."""
+    one end in one env and from the other end in the other, their flows the same at origin)."""
     kinds = ("loads", "gens", "lines")
     if any(len(getattr(region, k)) != len(getattr(named, k)) for k in kinds) or len(region.buses) != len(
         named.buses
