@@ -66,8 +66,8 @@ def test_a_generated_week_of_the_whole_grid_joins_the_region_and_plays(data_dir)
     assert set(lengths) == set(_bundled_chronics(WCCI)) | {name} and lengths[name] >= 24
     obs = env.reset(seed=0, options={"time serie id": sorted(lengths).index(name)})
     # the region's own loads and generators, and its eight lines to the rest of the grid as loads
-    interco = np.array([n in {"load_0_1", "load_1_2", "load_5_6", "load_32_30"} or n.startswith("load_35_")
-                        for n in env.name_load])  # fmt: skip
+    names = SOURCES[WCCI].names
+    interco = np.array([names[n].startswith(region_cut.INTERCO) for n in env.name_load])
     assert interco.sum() == 8 and np.all(obs.load_p[~interco] > 0) and obs.gen_p.sum() > 0
     assert np.any(obs.load_p[interco] != 0) and obs.rho.max() < 1.0
     for _ in range(12):
