@@ -20,9 +20,9 @@ from ace_core.errors import UnknownEnvError
 warnings.filterwarnings("ignore", message=".*numba.*")
 
 import grid2op  # noqa: E402
-from grid2op.Chronics import MultifolderWithCache  # noqa: E402
 from lightsim2grid import LightSimBackend  # noqa: E402
 
+from ace_core.grid.chronic_seeds import SeededMultifolder, SeededMultifolderWithCache  # noqa: E402
 from ace_core.grid.demand import check_demand_scale, scale_demand  # noqa: E402
 from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs  # noqa: E402
 from ace_core.grid.reward import MarginReward  # noqa: E402
@@ -99,7 +99,8 @@ def make_env(
     """A grid2op environment on LightSimBackend with :class:`MarginReward`.
 
     ``cache_chronics`` keeps every time series in memory (``MultifolderWithCache``): resets of
-    long chronics drop from ~0.2-0.7 s to a few ms. ``opponent`` picks the line attacks
+    long chronics drop from ~0.2-0.7 s to a few ms. Either way a chronic's planned outages depend
+    only on the grid seed and the chronic (:mod:`ace_core.grid.chronic_seeds`). ``opponent`` picks the line attacks
     (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
     ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`; it needs
     the cached chronics). Extra keyword arguments go to ``grid2op.make``.
@@ -114,8 +115,8 @@ def make_env(
         **opponent_kwargs(name, opponent),
         **kwargs,
     }
-    if cache_chronics:
-        options["chronics_class"] = MultifolderWithCache
+    # planned outages drawn from (grid seed, chronic) by either reader (ace_core.grid.chronic_seeds)
+    options["chronics_class"] = SeededMultifolderWithCache if cache_chronics else SeededMultifolder
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         folder = downloaded_env_dir(name)
