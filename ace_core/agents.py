@@ -12,6 +12,10 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 - ``sac:PATH``: the policy of a training run (its directory or checkpoint file), acting when max
   rho reaches its threshold and reconnecting or doing nothing otherwise; a topology action equal
   to the current topology (a no-op in disguise) is played as do-nothing;
+- ``sac-critic:PATH`` or ``sac-critic:PATH:K``: the same policy with no simulation, judged by its
+  own critics: among its K most likely actions (default 1) and reconnect-or-nothing, the one with
+  the highest ``min(Q1, Q2)`` is played (reconnect-or-nothing on a tie). With K = 1 the policy
+  acts only where its critics value its choice above leaving the grid as it is;
 - ``sac-checked:PATH`` or ``sac-checked:PATH:K``: the same policy, but its K most likely actions
   (default 10) are simulated one step ahead with reconnect-or-nothing, and the one with the lowest
   simulated max rho is played: what an operator sees as recommendations;
@@ -57,6 +61,7 @@ AGENT_SPECS = (
     "greedy[:BUDGET]",
     "greedy:key=value,...",
     "sac:RUN_DIR",
+    "sac-critic:RUN_DIR[:K]",
     "sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert]",
 )
 DEFAULT_CHECKED_K = 10
@@ -212,6 +217,38 @@ class SacAgent(TimedAgent):
         return played
 
 
+class CriticSacAgent(SacAgent):
+    """The policy's top-k and reconnect-or-nothing, judged by the policy's critics instead of a
+    simulator: the highest ``min(Q1, Q2)`` is played, reconnect-or-nothing on a tie."""
+
+    def __init__(self, env, space, sac, features, rho_threshold: float, k: int = 1):
+        super().__init__(env, space, sac, features, rho_threshold)
+        self.k = k
+
+    def choose(self, obs) -> int:
+        default = reconnect_or_nothing(obs, self.space)
+        if obs.rho.max() < self.rho_threshold:
+            return default
+        features = self.features(obs)
+        ranked = self.sac.policy(features, self.space.top_mask(obs)).top_k(self.k)
+        noop = disguised_noops(obs, self.space)
+        candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
+        self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
+        action = candidates[int(np.argmax(self.sac.critic_values(features, candidates)))]
+        self.count_decision(True, action)
+        return action
+
+
+def parse_k(kind: str, argument: str, default: int) -> tuple[str, int]:
+    """``(path, K)`` from ``PATH[:K]``; a K that is not a positive integer is refused."""
+    head, _, tail = argument.rpartition(":")
+    if not (head and tail.lstrip("-").isdigit()):
+        return argument, default
+    if int(tail) < 1:
+        raise AgentSpecError(f"{kind} K {tail!r} must be a positive integer, e.g. {kind}:runs/a:10")
+    return head, int(tail)
+
+
 class CheckedSacAgent(SacAgent):
     """The policy's top-k, checked by simulation against reconnect-or-nothing: all of them in one
     batch (the lowest simulated max rho wins), or with ``stop`` one at a time until one's simulated
@@ -320,13 +357,7 @@ def parse_checked_spec(argument: str) -> CheckedSpec:
             "sac-checked's expert fallback needs a stop (it searches when no candidate is below it), "
             "e.g. sac-checked:runs/a:50:stop=0.95:expert"
         )
-    head, _, tail = path.rpartition(":")
-    if head and tail.lstrip("-").isdigit():
-        if int(tail) < 1:
-            raise AgentSpecError(
-                f"sac-checked K {tail!r} must be a positive integer, e.g. sac-checked:runs/a:10"
-            )
-        path, k = head, int(tail)
+    path, k = parse_k("sac-checked", path, k)
     return CheckedSpec(path, k, stop, "expert" in flags, "revert" in flags)
 
 
@@ -376,6 +407,10 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     if kind == "sac" and argument:
         sac, space, features, config = load_sac(Path(argument), env, space)
         return SacAgent(env, space, sac, features, config.rho_threshold)
+    if kind == "sac-critic" and argument:
+        path, k = parse_k("sac-critic", argument, 1)
+        sac, space, features, config = load_sac(Path(path), env, space)
+        return CriticSacAgent(env, space, sac, features, config.rho_threshold, k)
     if kind == "sac-checked" and argument:
         checked = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(checked.path), env, space)

@@ -184,6 +184,16 @@ class SAC:
         return x @ w_out + b_out
 
     @torch.inference_mode()
+    def critic_values(self, features: np.ndarray, actions: list[int]) -> np.ndarray:
+        """``min(Q1, Q2)`` of each of ``actions`` at one observation (the pessimistic value the
+        actor climbs), for judging candidates without simulating them."""
+        obs = torch.from_numpy(features)[None].expand(len(actions), -1)
+        chosen = torch.as_tensor(actions, dtype=torch.long)
+        q1 = self.qf1.at(self.qf1(obs), chosen)
+        q2 = self.qf2.at(self.qf2(obs), chosen)
+        return torch.minimum(q1, q2).numpy()
+
+    @torch.inference_mode()
     def policy(self, features: np.ndarray, top_mask: np.ndarray):
         """The action distribution at one observation (sample, greedy or top_k from it)."""
         return self.actor(torch.from_numpy(features)[None], torch.from_numpy(top_mask)[None])

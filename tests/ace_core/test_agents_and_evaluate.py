@@ -27,7 +27,7 @@ def sandbox_run(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("spec", ["do-nothing", "reconnect", "greedy:16", "sac", "sac-checked"])
+@pytest.mark.parametrize("spec", ["do-nothing", "reconnect", "greedy:16", "sac", "sac-critic", "sac-checked"])
 def test_each_agent_runs_a_test_episode_through_the_runner(tmp_path, sandbox_run, spec):
     if spec.startswith("sac"):
         spec = f"{spec}:{sandbox_run}"
@@ -59,6 +59,8 @@ def test_bad_agent_specs_and_checkpoints(tmp_path, sandbox, sandbox_run):
         load_agent("clever", sandbox)
     with pytest.raises(AgentSpecError, match="positive integer"):
         load_agent("greedy:-3", sandbox)
+    with pytest.raises(AgentSpecError, match="sac-critic K '0' must be a positive integer"):
+        load_agent(f"sac-critic:{sandbox_run}:0", sandbox)
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_agent(f"sac:{tmp_path}", sandbox)
     corrupt = tmp_path / "checkpoint.pt"
@@ -117,6 +119,25 @@ def deciding(spec: str, env):
     agent = load_agent(spec, env)
     agent.rho_threshold = 0.0
     return agent
+
+
+def test_critic_policy_plays_what_its_critics_value_highest_without_simulating(sandbox, sandbox_run):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    agent = deciding(f"sac-critic:{sandbox_run}:4", sandbox)
+    features = agent.features(obs)
+    ranked = [index for index, _ in agent.sac.policy(features, agent.space.top_mask(obs)).top_k(4)]
+    candidates = [0] + [index for index in ranked if index != 0]  # nothing to reconnect here
+    batch = torch.from_numpy(features)[None].expand(len(candidates), -1)
+    with torch.no_grad():
+        q1, q2 = (head.at(head(batch), torch.tensor(candidates)) for head in (agent.sac.qf1, agent.sac.qf2))
+    values = torch.minimum(q1, q2).numpy()
+
+    played = agent.choose(obs)
+
+    assert played == candidates[int(values.argmax())]
+    assert agent.simulate_calls == 0 and agent.stats["decisions"] == 1
+    # K = 1: the policy's own choice, or leaving the grid as it is
+    assert deciding(f"sac-critic:{sandbox_run}", sandbox).choose(obs) in (0, ranked[0])
 
 
 def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
