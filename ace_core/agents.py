@@ -26,6 +26,9 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 - ``sac-checked:PATH:K:stop=R:expert``: the same, and when none of the K + 1 is below R the
   expert's search (``greedy``'s defaults) goes on from there, skipping what was already simulated:
   the policy's few candidates on most steps, the wide search on the hardest;
+- ``...:critic``: the policy's candidates are simulated in the order its critics value them
+  (``min(Q1, Q2)``, as ``sac-critic`` plays) instead of the policy's, so that with a stop the
+  first safe one may come sooner;
 - ``...:revert`` (with or without a stop): on calm steps, a split substation goes back to the
   reference topology when that keeps max rho below the expert's ``safe`` (the expert's step 4),
   which the policy, taught only on stressed steps, never does.
@@ -62,7 +65,7 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR",
     "sac-critic:RUN_DIR[:K]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert][:critic]",
 )
 DEFAULT_CHECKED_K = 10
 DEPLOYED_CHECK = "50:stop=0.95"
@@ -255,7 +258,8 @@ class CheckedSacAgent(SacAgent):
     max rho is below ``stop``. With an ``expert`` as well, a step where none is below ``stop`` goes
     on with that expert's search (the candidates already simulated are not simulated again), and
     the best of everything simulated by the expert's order is played. With a ``reverter``, calm
-    steps are the expert's: back to the reference topology when it is safe."""
+    steps are the expert's: back to the reference topology when it is safe. With ``critic_order``
+    the policy's candidates are tried in the order its critics value them."""
 
     def __init__(
         self,
@@ -268,9 +272,11 @@ class CheckedSacAgent(SacAgent):
         stop: float | None = None,
         expert: Expert | None = None,
         reverter: Expert | None = None,
+        critic_order: bool = False,
     ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
+        self.critic_order = critic_order
         self.stop = stop
         self.expert = expert
         self.reverter = reverter
@@ -288,10 +294,14 @@ class CheckedSacAgent(SacAgent):
             calm = self.reverter.search(obs)  # back to the reference topology when it is safe
             self.stats["simulate_calls"] += len(calm.candidates)
             return calm.action
-        ranked = self.sac.policy(self.features(obs), self.space.top_mask(obs)).top_k(self.k)
+        features = self.features(obs)
+        ranked = self.sac.policy(features, self.space.top_mask(obs)).top_k(self.k)
         noop = disguised_noops(obs, self.space)
         candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
         self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
+        if self.critic_order and len(candidates) > 2:
+            values = self.sac.critic_values(features, candidates[1:])
+            candidates = [default] + [candidates[1 + i] for i in np.argsort(-values, kind="stable")]
         if self.stop is None:
             self.stats["simulate_calls"] += len(candidates)
             action = best_simulated(obs, self.space, self.action_space, candidates)[0]
@@ -321,22 +331,23 @@ class CheckedSacAgent(SacAgent):
         return search.action
 
 
-CHECKED_FLAGS = ("expert", "revert")
+CHECKED_FLAGS = ("expert", "revert", "critic")
 
 
 @dataclasses.dataclass(frozen=True)
 class CheckedSpec:
-    """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert]`` names."""
+    """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert][:critic]`` names."""
 
     path: str
     k: int = DEFAULT_CHECKED_K
     stop: float | None = None
     expert: bool = False
     revert: bool = False
+    critic: bool = False
 
 
 def parse_checked_spec(argument: str) -> CheckedSpec:
-    """The parts of ``sac-checked``'s ``RUN_DIR[:K][:stop=R][:expert][:revert]``."""
+    """The parts of ``sac-checked``'s ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic]``."""
     path, k, stop, flags = argument, DEFAULT_CHECKED_K, None, set()
     head, _, tail = path.rpartition(":")
     while head and tail in CHECKED_FLAGS:
@@ -358,7 +369,7 @@ def parse_checked_spec(argument: str) -> CheckedSpec:
             "e.g. sac-checked:runs/a:50:stop=0.95:expert"
         )
     path, k = parse_k("sac-checked", path, k)
-    return CheckedSpec(path, k, stop, "expert" in flags, "revert" in flags)
+    return CheckedSpec(path, k, stop, "expert" in flags, "revert" in flags, "critic" in flags)
 
 
 def deployed_check(env_name: str) -> str:
@@ -427,5 +438,6 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
             checked.stop,
             expert if checked.expert else None,
             expert if checked.revert else None,
+            checked.critic,
         )
     raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")

@@ -154,6 +154,31 @@ def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
     assert strict.choose(obs) == chosen and strict.simulate_calls == candidates
 
 
+def spy(first_safe, asked: list):
+    """``first_safe`` that also records the candidates it was asked to simulate, in order."""
+
+    def recording(obs, candidates):
+        asked.extend(candidates)
+        return first_safe(obs, candidates)
+
+    return recording
+
+
+def test_checked_policy_can_try_its_candidates_in_its_critics_order(sandbox, sandbox_run):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    tried = {}
+    for order in ("policy", "critic"):
+        spec = f"sac-checked:{sandbox_run}:20:stop=0.0001" + (":critic" if order == "critic" else "")
+        agent = deciding(spec, sandbox)
+        agent.first_safe = spy(agent.first_safe, tried.setdefault(order, []))
+        agent.choose(obs)  # no candidate is below the stop: every one is simulated, in order
+    assert tried["critic"][0] == tried["policy"][0] == 0  # reconnect-or-nothing first either way
+    assert sorted(tried["critic"]) == sorted(tried["policy"]) and len(tried["critic"]) > 2
+    assert tried["critic"] != tried["policy"], "the two orders agree here: the test would prove nothing"
+    values = agent.sac.critic_values(agent.features(obs), tried["critic"][1:])
+    assert list(values) == sorted(values, reverse=True)
+
+
 def test_checked_policy_hands_the_hardest_steps_to_the_expert(sandbox, sandbox_run):
     obs = sandbox.reset(seed=0, options={"time serie id": 0})
     lenient = deciding(f"sac-checked:{sandbox_run}:4:stop=100:expert", sandbox)
@@ -185,6 +210,9 @@ def test_checked_spec_parts_are_checked(sandbox, sandbox_run):
     both = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95:expert:revert", sandbox)
     assert both.expert is not None and both.reverter is not None and both.stop == 0.95
     assert load_agent(f"sac-checked:{sandbox_run}:revert", sandbox).reverter is not None
+    ordered = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.9:critic:expert", sandbox)
+    assert ordered.critic_order and ordered.expert is not None and (ordered.k, ordered.stop) == (3, 0.9)
+    assert not both.critic_order
     with pytest.raises(AgentSpecError, match="needs a stop"):
         load_agent(f"sac-checked:{sandbox_run}:3:expert", sandbox)
     assert load_agent(f"sac-checked:{sandbox_run}:stop=1", sandbox).k == 10
