@@ -15,7 +15,8 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 - ``sac-critic:PATH`` or ``sac-critic:PATH:K``: the same policy with no simulation, judged by its
   own critics: among its K most likely actions (default 1) and reconnect-or-nothing, the one with
   the highest ``min(Q1, Q2)`` is played (reconnect-or-nothing on a tie). With K = 1 the policy
-  acts only where its critics value its choice above leaving the grid as it is;
+  acts only where its critics value its choice above leaving the grid as it is. A policy whose
+  critics RL never updated (a clone) is refused;
 - ``sac-checked:PATH`` or ``sac-checked:PATH:K``: the same policy, but its K most likely actions
   (default 10) are simulated one step ahead with reconnect-or-nothing, and the one with the lowest
   simulated max rho is played: what an operator sees as recommendations;
@@ -401,6 +402,17 @@ def sac_from_state(
     return sac, space, features, config
 
 
+def refuse_untrained_critics(sac: SAC, spec: str, path: str) -> None:
+    """An agent that reads the critics needs critics RL has trained: a clone's, or a best.pt kept
+    before the run's first update, are their random start."""
+    if sac.updates == 0:
+        raise AgentSpecError(
+            f"{spec!r} reads the policy's critics, and the policy in {path} has none trained "
+            "(0 RL updates: a clone, or a best.pt kept before RL's first update); "
+            f"use sac:{path} or sac-checked:{path}, or a run whose best.pt comes after RL updates"
+        )
+
+
 def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     """Build the agent a spec names; see the module docstring for the accepted specs."""
     space = space or build_action_space(env)
@@ -421,10 +433,13 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
     if kind == "sac-critic" and argument:
         path, k = parse_k("sac-critic", argument, 1)
         sac, space, features, config = load_sac(Path(path), env, space)
+        refuse_untrained_critics(sac, spec, path)
         return CriticSacAgent(env, space, sac, features, config.rho_threshold, k)
     if kind == "sac-checked" and argument:
         checked = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(checked.path), env, space)
+        if checked.critic:
+            refuse_untrained_critics(sac, spec, checked.path)
         expert = None
         if checked.expert or checked.revert:
             expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=config.rho_threshold))

@@ -69,6 +69,19 @@ def test_bad_agent_specs_and_checkpoints(tmp_path, sandbox, sandbox_run):
         load_agent(f"sac:{tmp_path}", sandbox)
 
 
+def test_agents_that_read_the_critics_refuse_a_policy_whose_critics_were_never_trained(
+    tmp_path, sandbox, sandbox_run
+):
+    state = load_checkpoint(sandbox_run)
+    assert state["sac"]["updates"] > 0 and load_agent(f"sac-critic:{sandbox_run}", sandbox)
+    state["sac"]["updates"] = 0  # as a clone, or a best.pt kept before RL's first update
+    torch.save(state, tmp_path / "checkpoint.pt")
+    for spec in (f"sac-critic:{tmp_path}", f"sac-checked:{tmp_path}:5:stop=0.9:critic"):
+        with pytest.raises(AgentSpecError, match="has none trained .0 RL updates"):
+            load_agent(spec, sandbox)
+    assert load_agent(f"sac-checked:{tmp_path}:5:stop=0.9", sandbox).k == 5  # no critics read
+
+
 def test_a_checkpoint_from_another_env_is_refused(sandbox_run):
     with pytest.raises(CheckpointError, match="trained on action space"):
         evaluate("rte_case14_realistic", f"sac:{sandbox_run}", "test", nb_episode=1)
