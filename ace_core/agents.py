@@ -220,6 +220,15 @@ class SacAgent(TimedAgent):
         self.count_decision(True, played)
         return played
 
+    def candidates(self, obs, default: int, k: int) -> tuple[np.ndarray, list[int]]:
+        """(features, ``default`` then the policy's ``k`` most likely actions in its order), the
+        no-ops in disguise left out and counted."""
+        features = self.features(obs)
+        ranked = self.sac.policy(features, self.space.top_mask(obs)).top_k(k)
+        noop = disguised_noops(obs, self.space)
+        self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
+        return features, [default] + [index for index, _ in ranked if index != default and not noop[index]]
+
 
 class CriticSacAgent(SacAgent):
     """The policy's top-k and reconnect-or-nothing, judged by the policy's critics instead of a
@@ -233,11 +242,7 @@ class CriticSacAgent(SacAgent):
         default = reconnect_or_nothing(obs, self.space)
         if obs.rho.max() < self.rho_threshold:
             return default
-        features = self.features(obs)
-        ranked = self.sac.policy(features, self.space.top_mask(obs)).top_k(self.k)
-        noop = disguised_noops(obs, self.space)
-        candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
-        self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
+        features, candidates = self.candidates(obs, default, self.k)
         action = candidates[int(np.argmax(self.sac.critic_values(features, candidates)))]
         self.count_decision(True, action)
         return action
@@ -295,11 +300,7 @@ class CheckedSacAgent(SacAgent):
             calm = self.reverter.search(obs)  # back to the reference topology when it is safe
             self.stats["simulate_calls"] += len(calm.candidates)
             return calm.action
-        features = self.features(obs)
-        ranked = self.sac.policy(features, self.space.top_mask(obs)).top_k(self.k)
-        noop = disguised_noops(obs, self.space)
-        candidates = [default] + [index for index, _ in ranked if index != default and not noop[index]]
-        self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
+        features, candidates = self.candidates(obs, default, self.k)
         if self.critic_order and len(candidates) > 2:
             values = self.sac.critic_values(features, candidates[1:])
             candidates = [default] + [candidates[1 + i] for i in np.argsort(-values, kind="stable")]

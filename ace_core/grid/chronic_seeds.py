@@ -8,7 +8,7 @@ reader's random generator, in an order that depends on the reader:
 - ``MultifolderWithCache`` (training, mining, the live console) draws one per cached chronic in
   cache order, so a chronic's outages depend on its place in the cache.
 
-The same "day X, grid seed S" then had outages in the console and none in ``evaluate`` (measured
+The same "day X, grid seed S" then had other outages in the console than in ``evaluate`` (measured
 on the bundled WCCI day ``@576+288``: seed 0 took lines 27 and 56 out in the cache, only 27 in the
 Runner). The readers here seed each chronic with :func:`chronic_seed`, a hash of the reader's seed
 and the chronic's folder name, so both readers draw the same outages for the same day and seed,
