@@ -306,7 +306,11 @@ class Trainer:
         with preserved_rng():
             result = self.validator(self.sac, self.features, self.step, self.decisions)
         self.validated_at = self.decisions
-        values = {"eval/validation_survival": result.survival, "eval/validation_reward": result.reward}
+        values = {
+            "eval/validation_survival": result.survival,
+            "eval/validation_reward": result.reward,
+            "eval/validation_decisions": float(result.decisions),
+        }
         for scale, survival in result.survival_by_demand.items():
             values[f"eval/validation_survival_demand_{scale}"] = survival
         self.sink.emit(MetricsEvent(step=self.step, values=values))

@@ -58,6 +58,12 @@ def test_validation_every_n_decisions_keeps_the_best_policy(validated_run):
     validations = _validations(sink)
     # from the starting policy, every 100 decisions, the last one at the end
     assert [step for step, _ in validations] == [0, 100, 200, 300, 400]
+    decisions = [
+        m.values["eval/validation_decisions"]
+        for m in sink.of_type(MetricsEvent)
+        if "eval/validation_survival" in m.values
+    ]
+    assert decisions == [0, 100, 200, 300, 400]  # the run's decisions when it validated
     assert all(0 < survival <= 1 for _, survival in validations)
     best = max(survival for _, survival in validations)
     first_best = next(step for step, survival in validations if survival == best)  # ties: the earlier

@@ -47,9 +47,12 @@ RUN_LABELS = {RUN_AGENT: "this run", RUN_CHECKED_AGENT: "this run, checked by si
 
 VALIDATION_SURVIVAL_METRIC = "eval/validation_survival"
 """the trainer's in-training validation: the policy's mean survival on the validation days"""
+VALIDATION_DECISIONS_METRIC = "eval/validation_decisions"
+"""the run's decision count when the trainer validated (absent from runs older than it)"""
 METRIC_LABELS = {
     VALIDATION_SURVIVAL_METRIC: "validation survival (policy on the validation days, during training)",
     "eval/validation_reward": "validation reward (policy on the validation days, during training)",
+    VALIDATION_DECISIONS_METRIC: "decisions taken when validated (during training)",
 }
 """readable names of the metrics the comparison page offers (others keep their metrics.jsonl name)"""
 
@@ -85,6 +88,51 @@ def run_list(*, status: str = "") -> QuerySet[TrainingRun]:
 
 def run_get(*, pk: int) -> TrainingRun | None:
     return TrainingRun.objects.select_related("launched_by").filter(pk=pk).first()
+
+
+@dataclass(frozen=True)
+class BestPolicy:
+    """The policy a run keeps as ``best.pt``, as its in-training validations saw it."""
+
+    survival: float
+    step: int
+    decisions: int | None
+    """the run's decisions when it was validated (None: a run older than that metric)"""
+    validations: int
+    """how many validations the run has reported"""
+
+    @property
+    def is_starting_policy(self) -> bool:
+        """best.pt is the policy the run started from (its clone, or its fresh networks): no
+        validation after the first beat it, so training improved nothing the validation days see."""
+        return self.validations > 1 and self.decisions == 0
+
+
+def run_best_policy(*, run: TrainingRun) -> BestPolicy | None:
+    """The best of the run's in-training validations, the earlier on a tie as the trainer keeps
+    best.pt; None when the run has not validated. A run older than the decisions metric counts
+    its first validation as decision 0 (the trainer validates before its first decision)."""
+    points = [
+        (point.step, point.values)
+        for point in MetricPoint.objects.filter(run=run, values__has_key=VALIDATION_SURVIVAL_METRIC).order_by(
+            "step", "id"
+        )
+        if isinstance(point.values.get(VALIDATION_SURVIVAL_METRIC), (int, float))
+    ]
+    if not points:
+        return None
+    index, (step, values) = max(
+        enumerate(points), key=lambda item: (item[1][1][VALIDATION_SURVIVAL_METRIC], -item[0])
+    )
+    decisions = values.get(VALIDATION_DECISIONS_METRIC)
+    if not isinstance(decisions, (int, float)):
+        decisions = 0 if index == 0 else None
+    return BestPolicy(
+        survival=float(values[VALIDATION_SURVIVAL_METRIC]),
+        step=step,
+        decisions=int(decisions) if decisions is not None else None,
+        validations=len(points),
+    )
 
 
 def run_checkpoint_latest(*, run: TrainingRun) -> Checkpoint | None:

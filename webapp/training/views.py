@@ -150,6 +150,7 @@ class RunDetailView(PermissionGate, View):
             "run": run,
             "config_items": sorted(run.config.items()),
             "checkpoint": selectors.run_checkpoint_latest(run=run),
+            "best_policy": selectors.run_best_policy(run=run),
             "evaluations": [
                 (evaluation, selectors.evaluation_table(evaluation=evaluation))
                 for evaluation in selectors.run_evaluations(run=run)

@@ -259,3 +259,58 @@ def test_runs_are_evaluated_on_the_validation_split_unless_asked_otherwise(engin
     run = _succeeded_run(make_run)
     html = client_for(engineer).get(reverse("training:run_detail", args=[run.pk])).content.decode()
     assert '<option value="validation" selected>validation</option>' in html
+
+
+def _words(response) -> str:
+    return " ".join(response.content.decode().split())
+
+
+def _validate(run: TrainingRun, points: list[tuple[int, float, int | None]]) -> None:
+    """The trainer's validations as its sink records them: (step, survival, decisions)."""
+    from ace_core.events import MetricsEvent
+    from webapp.training.services.events import metrics_record
+
+    for step, survival, decisions in points:
+        values = {"eval/validation_survival": survival, "eval/validation_reward": 1.0}
+        if decisions is not None:
+            values["eval/validation_decisions"] = float(decisions)
+        metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values=values))
+
+
+def test_the_run_page_says_when_best_pt_is_the_policy_the_run_started_from(engineer, make_run):
+    """A run none of whose later validations beat its first keeps its starting policy as best.pt
+    (a clone, or fresh networks): its page says so, since deploying it deploys that policy."""
+    from webapp.training.selectors import run_best_policy
+
+    stuck, learned, tied_later = make_run(label="stuck"), make_run(label="learned"), make_run(label="tied")
+    _validate(stuck, [(1, 0.965, 0), (900, 0.909, 250), (1800, 0.965, 500)])  # a tie keeps the earlier
+    _validate(learned, [(1, 0.948, 0), (900, 0.977, 250), (1800, 0.95, 500)])
+    _validate(tied_later, [(5, 0.90, 1), (900, 0.90, 250)])  # first validated after a decision
+
+    best = run_best_policy(run=stuck)
+    assert (best.survival, best.step, best.decisions, best.validations) == (0.965, 1, 0, 3)
+    assert best.is_starting_policy
+    best = run_best_policy(run=learned)
+    assert (best.survival, best.step, best.decisions) == (0.977, 900, 250) and not best.is_starting_policy
+    assert not run_best_policy(run=tied_later).is_starting_policy
+    assert run_best_policy(run=make_run(label="never validated")) is None
+
+    client = client_for(engineer)
+    html = _words(client.get(reverse("training:run_detail", args=[stuck.pk])))
+    assert 'id="best-is-start"' in html and "none of its 2 later validations did better" in html
+    assert "validation survival 0.965 at step 1, decision 0 (3 validations)" in html
+    html = _words(client.get(reverse("training:run_detail", args=[learned.pk])))
+    assert "0.977 at step 900, decision 250" in html and 'id="best-is-start"' not in html
+
+
+def test_a_run_older_than_the_decisions_metric_counts_its_first_validation_as_the_start(engineer, make_run):
+    from webapp.training.selectors import run_best_policy
+
+    old, old_learned = make_run(label="old"), make_run(label="old, learned")
+    _validate(old, [(1, 0.8, None), (900, 0.7, None)])
+    _validate(old_learned, [(1, 0.7, None), (900, 0.8, None)])
+    assert run_best_policy(run=old).is_starting_policy
+    best = run_best_policy(run=old_learned)
+    assert best.decisions is None and not best.is_starting_policy
+    html = _words(client_for(engineer).get(reverse("training:run_detail", args=[old_learned.pk])))
+    assert "0.800 at step 900 (2 validations)" in html
