@@ -121,9 +121,9 @@ def run_best_policy(*, run: TrainingRun) -> BestPolicy | None:
     ]
     if not points:
         return None
-    index, (step, values) = max(
-        enumerate(points), key=lambda item: (item[1][1][VALIDATION_SURVIVAL_METRIC], -item[0])
-    )
+    survivals = [values[VALIDATION_SURVIVAL_METRIC] for _, values in points]
+    index = survivals.index(max(survivals))  # the earlier on a tie
+    step, values = points[index]
     decisions = values.get(VALIDATION_DECISIONS_METRIC)
     if not isinstance(decisions, (int, float)):
         decisions = 0 if index == 0 else None
