@@ -165,6 +165,17 @@ class WhatIfOut(Schema):
 
 
 # ----- training --------------------------------------------------------------------------------
+class BestPolicyOut(Schema):
+    survival: float = Field(description="its mean survival on the validation days")
+    step: int = Field(description="the environment step the trainer validated it at")
+    decisions: int | None = Field(description="the run's decisions then (null: a run older than that metric)")
+    validations: int = Field(description="how many validations the run has reported")
+    is_starting_policy: bool = Field(
+        description="no later validation beat the first: best.pt is the policy the run started from "
+        "(its clone or fresh networks), and deploying the run deploys that policy"
+    )
+
+
 class RunOut(Schema):
     id: int
     label: str
@@ -180,6 +191,13 @@ class RunOut(Schema):
     finished_at: datetime | None
     error: str
     config: dict[str, Any]
+    best_validation_survival: float | None = Field(
+        description="the best mean survival of the run's policy on validation days, over its "
+        "validation evaluations and the trainer's validations (null: neither yet)"
+    )
+    best_policy: BestPolicyOut | None = Field(
+        description="best.pt as the trainer's validations saw it (null: not validated yet)"
+    )
 
 
 class RunPage(PageMeta):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,19 +110,8 @@ class BestPolicy:
         return self.validations > 1 and self.decisions == 0
 
 
-def run_best_policy(*, run: TrainingRun) -> BestPolicy | None:
-    """The best of the run's in-training validations, the earlier on a tie as the trainer keeps
-    best.pt; None when the run has not validated. A run older than the decisions metric counts
-    its first validation as decision 0 (the trainer validates before its first decision)."""
-    points = [
-        (point.step, point.values)
-        for point in MetricPoint.objects.filter(run=run, values__has_key=VALIDATION_SURVIVAL_METRIC).order_by(
-            "step", "id"
-        )
-        if isinstance(point.values.get(VALIDATION_SURVIVAL_METRIC), (int, float))
-    ]
-    if not points:
-        return None
+def _best_of(points: list[tuple[int, dict[str, Any]]]) -> BestPolicy:
+    """The best of one run's validations, (step, metric values) in the order they were reported."""
     survivals = [values[VALIDATION_SURVIVAL_METRIC] for _, values in points]
     index = survivals.index(max(survivals))  # the earlier on a tie
     step, values = points[index]
@@ -133,6 +124,27 @@ def run_best_policy(*, run: TrainingRun) -> BestPolicy | None:
         decisions=int(decisions) if decisions is not None else None,
         validations=len(points),
     )
+
+
+def runs_best_policies(*, runs: Iterable[TrainingRun]) -> dict[int, BestPolicy]:
+    """The best of each run's in-training validations, by run id, in one query; a run that has not
+    validated is absent. On a tie the earlier validation wins, as the trainer keeps best.pt. A run
+    older than the decisions metric counts its first validation as decision 0 (the trainer
+    validates before its first decision)."""
+    points: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    rows = MetricPoint.objects.filter(
+        run__in=[run.pk for run in runs], values__has_key=VALIDATION_SURVIVAL_METRIC
+    )
+    for run_id, step, values in rows.order_by("run_id", "step", "id").values_list("run_id", "step", "values"):
+        if isinstance(values.get(VALIDATION_SURVIVAL_METRIC), (int, float)):
+            points[run_id].append((step, values))
+    return {run_id: _best_of(run_points) for run_id, run_points in points.items()}
+
+
+def run_best_policy(*, run: TrainingRun) -> BestPolicy | None:
+    """The best of one run's in-training validations (``runs_best_policies``); None when it has
+    not validated."""
+    return runs_best_policies(runs=[run]).get(run.pk)
 
 
 def run_checkpoint_latest(*, run: TrainingRun) -> Checkpoint | None:

@@ -61,8 +61,10 @@ class RunListView(PermissionGate, View):
             messages.error(request, f"status {status!r} is not a run status; showing all runs")
             status = ""
         page = Paginator(selectors.run_list(status=status), PAGE_SIZE).get_page(request.GET.get("page"))
+        best_policies = selectors.runs_best_policies(runs=page)
         for run in page:
             run.recipe = recipe_matching(run.config)
+            run.best_policy = best_policies.get(run.pk)
         context = {
             "page": page,
             "status": status,

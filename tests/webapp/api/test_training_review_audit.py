@@ -111,3 +111,35 @@ def test_audit_entries_filter_and_page(api_as, reviewer, operator, make_run):
     assert assert_error_shape(api_as(operator).get("/audit"), 403)["accepted"].endswith(
         "engineer or reviewer"
     )
+
+
+def test_a_run_carries_its_best_validation_and_whether_best_pt_is_its_starting_policy(
+    api_as, engineer, make_run
+):
+    """A client choosing what to deploy learns what the run page shows: best.pt's validation, and
+    whether training improved on the policy the run started from."""
+    api = api_as(engineer)
+    stuck, learned, fresh = make_run(label="stuck"), make_run(label="learned"), make_run(label="fresh")
+    for run, points in (
+        (stuck, [(1, 0.96, 0), (900, 0.91, 250)]),
+        (learned, [(1, 0.90, 0), (900, 0.97, 250)]),
+    ):
+        for step, survival, decisions in points:
+            values = {"eval/validation_survival": survival, "eval/validation_decisions": float(decisions)}
+            metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values=values))
+
+    items = {item["id"]: item for item in api.get("/runs").json()["items"]}
+    assert items[stuck.pk]["best_policy"] == {
+        "survival": 0.96,
+        "step": 1,
+        "decisions": 0,
+        "validations": 2,
+        "is_starting_policy": True,
+    }
+    assert items[stuck.pk]["best_validation_survival"] == pytest.approx(0.96)
+    assert not items[learned.pk]["best_policy"]["is_starting_policy"]
+    assert items[learned.pk]["best_policy"]["decisions"] == 250
+    assert items[fresh.pk]["best_policy"] is None and items[fresh.pk]["best_validation_survival"] is None
+    assert api.get(f"/runs/{learned.pk}").json()["best_policy"] == items[learned.pk]["best_policy"]
+    cancelled = api.post(f"/runs/{fresh.pk}/cancel").json()  # a service's run, read again with its outcome
+    assert cancelled["status"] == "cancelled" and cancelled["best_policy"] is None

@@ -314,3 +314,25 @@ def test_a_run_older_than_the_decisions_metric_counts_its_first_validation_as_th
     assert best.decisions is None and not best.is_starting_policy
     html = _words(client_for(engineer).get(reverse("training:run_detail", args=[old_learned.pk])))
     assert "0.800 at step 900 (2 validations)" in html
+
+
+def test_the_runs_list_flags_each_run_whose_best_pt_is_its_starting_policy(
+    engineer, make_run, django_assert_max_num_queries
+):
+    """An engineer scanning the runs list sees which runs trained nothing the validation days can
+    see, without opening each; the flags of a whole page come from one query."""
+    from webapp.training.selectors import runs_best_policies
+
+    stuck, learned, unvalidated = make_run(label="stuck"), make_run(label="learned"), make_run(label="new")
+    _validate(stuck, [(1, 0.965, 0), (900, 0.909, 250)])
+    _validate(learned, [(1, 0.948, 0), (900, 0.977, 250)])
+    with django_assert_max_num_queries(1):
+        best = runs_best_policies(runs=[stuck, learned, unvalidated])
+    assert sorted(best) == sorted([stuck.pk, learned.pk])
+    assert best[stuck.pk].is_starting_policy and not best[learned.pk].is_starting_policy
+
+    html = client_for(engineer).get(reverse("training:run_list")).content.decode()
+    assert f'id="run-{stuck.pk}-best-is-start"' in html
+    assert f'id="run-{learned.pk}-best-is-start"' not in html
+    assert f'id="run-{unvalidated.pk}-best-is-start"' not in html
+    assert " ".join(_cell_text(html, f"run-{stuck.pk}", 7).split()) == "0.965 best.pt = start"

@@ -24,7 +24,8 @@ RunStatusFilter = Literal[tuple(RunStatus.values)]  # type: ignore[valid-type]
 MAX_METRIC_POINTS = 5_000
 
 
-def run_dict(run: TrainingRun) -> dict[str, Any]:
+def run_dict(run: TrainingRun, best_policy: selectors.BestPolicy | None) -> dict[str, Any]:
+    """A run as ``RunOut``; ``run`` comes from ``selectors.run_list`` (its best validation survival)."""
     return {
         "id": run.pk,
         "label": run.label,
@@ -40,14 +41,22 @@ def run_dict(run: TrainingRun) -> dict[str, Any]:
         "finished_at": run.finished_at,
         "error": run.error,
         "config": run.config,
+        "best_validation_survival": run.best_validation_survival,
+        "best_policy": best_policy,  # read by attribute: its is_starting_policy property too
     }
 
 
 def _run(run_id: int) -> TrainingRun:
-    run = selectors.run_get(pk=run_id)
+    run = selectors.run_list().filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id}")
     return run
+
+
+def _run_out(run: TrainingRun) -> dict[str, Any]:
+    """One run as ``RunOut``, read again with its outcome (``run`` may come from a service)."""
+    run = _run(run.pk)
+    return run_dict(run, selectors.run_best_policy(run=run))
 
 
 def _launch_form(payload: RunLaunchIn) -> TrainConfigForm:
@@ -77,7 +86,9 @@ def run_list(
     offset: int = offset_param(),
 ) -> dict[str, Any]:
     """Training runs, newest first."""
-    return page(selectors.run_list(status=status or ""), limit=limit, offset=offset, to_dict=run_dict)
+    runs = page(selectors.run_list(status=status or ""), limit=limit, offset=offset, to_dict=lambda run: run)
+    best_policies = selectors.runs_best_policies(runs=runs["items"])
+    return {**runs, "items": [run_dict(run, best_policies.get(run.pk)) for run in runs["items"]]}
 
 
 @router.post("/runs", response=responses(RunOut, status=201), **gate(roles.LAUNCH_RUNS))
@@ -91,24 +102,24 @@ def run_create(request: HttpRequest, payload: RunLaunchIn) -> Status:
     run = run_services.run_launch(
         config=form.cleaned_data["config"], launched_by=request.user, label=form.cleaned_data["label"]
     )
-    return Status(201, run_dict(run))
+    return Status(201, _run_out(run))
 
 
 @router.get("/runs/{run_id}", response=responses(RunOut), **gate(roles.VIEW_RUNS))
 def run_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
-    return run_dict(_run(run_id))
+    return _run_out(_run(run_id))
 
 
 @router.post("/runs/{run_id}/cancel", response=responses(RunOut), **gate(roles.LAUNCH_RUNS))
 def run_cancel(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Cancel a queued run at once, or ask a running one to checkpoint and stop (409 otherwise)."""
-    return run_dict(run_services.run_cancel(run=_run(run_id), user=request.user))
+    return _run_out(run_services.run_cancel(run=_run(run_id), user=request.user))
 
 
 @router.post("/runs/{run_id}/resume", response=responses(RunOut), **gate(roles.LAUNCH_RUNS))
 def run_resume(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Queue a cancelled or failed run again from its last checkpoint (409 otherwise)."""
-    return run_dict(run_services.run_resume(run=_run(run_id), user=request.user))
+    return _run_out(run_services.run_resume(run=_run(run_id), user=request.user))
 
 
 @router.get("/runs/{run_id}/metrics", response=responses(MetricsOut), **gate(roles.VIEW_RUNS))
