@@ -42,11 +42,14 @@ demo: $(STAMP)
 demo-cli: $(STAMP)
 	$(PYTHON) -m ace_core demo
 
-# the real services: PostgreSQL and Redis on this machine unless the environment says otherwise
+# the real services: PostgreSQL and Redis on this machine unless the environment says otherwise;
+# one test process per core (pytest-xdist, a test module per process at a time, each process with
+# its own test database and channel-layer prefix); TEST_WORKERS=0 runs them all in one process
+TEST_WORKERS ?= auto
 test: $(STAMP) $(DAYS_STAMP)
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(PYTHON) -m ruff check ace_core webapp manage.py tests bench
