@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.urls import reverse
 
@@ -16,7 +20,13 @@ from webapp.training.models import Checkpoint, Deployment
 pytestmark = pytest.mark.django_db
 
 
-def test_the_migration_created_the_role_groups_with_their_permissions():
+def test_the_migration_creates_the_role_groups_with_their_permissions():
+    # its forward step on the models as they were then, from no groups: an earlier transactional
+    # test of this process may have emptied the tables since the database was made
+    migration = importlib.import_module("webapp.accounts.migrations.0001_role_groups")
+    state = MigrationExecutor(connection).loader.project_state(("accounts", "0001_role_groups"), at_end=False)
+    Group.objects.filter(name__in=ROLE_PERMISSIONS).delete()
+    migration.create_role_groups(state.apps, schema_editor=None)
     for role, permissions in ROLE_PERMISSIONS.items():
         group = Group.objects.get(name=role)
         held = {
