@@ -2,10 +2,19 @@
 
 import os
 import warnings
+from collections import Counter
 
 import pytest
 
 warnings.filterwarnings("ignore", message=".*numba.*")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # pytest-xdist schedules by node id: items sharing one would run as a single test
+    counts = Counter(item.nodeid for item in session.items)
+    shared = sorted(nodeid for nodeid, count in counts.items() if count > 1)
+    if shared:
+        raise pytest.UsageError(f"{len(shared)} node ids are shared by several tests, e.g. {shared[0]}")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,6 +13,20 @@ from django.test import Client
 from webapp.api.services import token_create
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Give each operation schemathesis tests its own node id.
+
+    schemathesis names its items ``test[GET /api/v1/runs]`` but builds them with the bare test
+    name as ``originalname``, from which pytest 9 makes the node id: all fifteen operations share
+    one id. pytest-xdist schedules by node id, so `make test` would run only one of them.
+    """
+    from schemathesis.pytest.plugin import SchemathesisFunction
+
+    for item in items:
+        if isinstance(item, SchemathesisFunction) and item.operation_label:
+            item._id = item.parent.id.child(item.originalname).with_params(item.operation_label)
+
+
 class ApiClient:
     """django's test client with ``Authorization: Bearer <token>`` and JSON bodies."""
 
