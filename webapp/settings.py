@@ -164,7 +164,9 @@ if REDIS_URL:
                 # redis-py caps its pool at 100 connections; bursts of websocket connects need more.
                 "hosts": [{"address": REDIS_URL, "max_connections": 2000}],
                 # each test process of a parallel run (pytest -n) keeps its groups to itself
-                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "gridace" + os.environ.get("PYTEST_XDIST_WORKER", "")),
+                "prefix": os.environ.get(
+                    "CHANNEL_LAYER_PREFIX", "gridace" + os.environ.get("PYTEST_XDIST_WORKER", "")
+                ),
             },
         }
     }
