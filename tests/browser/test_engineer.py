@@ -73,8 +73,8 @@ def test_engineer_launches_a_tiny_run_and_sees_its_chart_grow(
             timeout=90_000,
         )
         grew_live = _chart_points(page) > first
-        ended_first = in_thread(lambda: TrainingRun.objects.get(pk=run_id).status) != RunStatus.RUNNING
-        assert grew_live or ended_first
+        ended = in_thread(lambda: TrainingRun.objects.get(pk=run_id).status) != RunStatus.RUNNING
+        assert grew_live or ended
         page.wait_for_function(
             "() => document.getElementById('run-status').textContent.startsWith('succeeded')", timeout=180_000
         )

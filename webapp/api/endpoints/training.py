@@ -53,9 +53,9 @@ def _run(run_id: int) -> TrainingRun:
     return run
 
 
-def _run_out(run: TrainingRun) -> dict[str, Any]:
-    """One run as ``RunOut``, read again with its outcome (``run`` may come from a service)."""
-    run = _run(run.pk)
+def _run_out(run_id: int) -> dict[str, Any]:
+    """One run as ``RunOut``, read with its outcome (after a service wrote it, read again)."""
+    run = _run(run_id)
     return run_dict(run, selectors.run_best_policy(run=run))
 
 
@@ -102,24 +102,26 @@ def run_create(request: HttpRequest, payload: RunLaunchIn) -> Status:
     run = run_services.run_launch(
         config=form.cleaned_data["config"], launched_by=request.user, label=form.cleaned_data["label"]
     )
-    return Status(201, _run_out(run))
+    return Status(201, _run_out(run.pk))
 
 
 @router.get("/runs/{run_id}", response=responses(RunOut), **gate(roles.VIEW_RUNS))
 def run_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
-    return _run_out(_run(run_id))
+    return _run_out(run_id)
 
 
 @router.post("/runs/{run_id}/cancel", response=responses(RunOut), **gate(roles.LAUNCH_RUNS))
 def run_cancel(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Cancel a queued run at once, or ask a running one to checkpoint and stop (409 otherwise)."""
-    return _run_out(run_services.run_cancel(run=_run(run_id), user=request.user))
+    run_services.run_cancel(run=_run(run_id), user=request.user)
+    return _run_out(run_id)
 
 
 @router.post("/runs/{run_id}/resume", response=responses(RunOut), **gate(roles.LAUNCH_RUNS))
 def run_resume(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Queue a cancelled or failed run again from its last checkpoint (409 otherwise)."""
-    return _run_out(run_services.run_resume(run=_run(run_id), user=request.user))
+    run_services.run_resume(run=_run(run_id), user=request.user)
+    return _run_out(run_id)
 
 
 @router.get("/runs/{run_id}/metrics", response=responses(MetricsOut), **gate(roles.VIEW_RUNS))
