@@ -173,6 +173,15 @@ def marker(path: Path) -> Path:
     return path.with_name(path.name + ".playing")
 
 
+def write_marker(path: Path, where: str) -> None:
+    """Name the worker playing ``path``'s episode, whole or not at all: whoever watches the
+    directory never reads a marker still being written."""
+    target = marker(path)
+    partial = target.with_name(target.name + ".tmp")
+    partial.write_text(where)
+    os.replace(partial, target)
+
+
 def check_ray_address(address: str) -> None:
     """Fail at once (a few seconds) on a cluster address nothing answers; ray.init would wait minutes."""
     if address == "auto":
@@ -316,7 +325,7 @@ def run_with_ray(spec, out: Path, todo, features, workers: int, ray_address, log
         return 0
     import ray
 
-    for stale in (out / "episodes").glob("*.playing"):
+    for stale in (out / "episodes").glob("*.playing*"):  # and a marker cut short
         stale.unlink()  # left by a mine that stopped: those episodes are played again
     started_here = not ray.is_initialized()
     if started_here:
@@ -337,7 +346,7 @@ def run_with_ray(spec, out: Path, todo, features, workers: int, ray_address, log
                 path = episode_file(out, scenario, seed)
                 try:
                     # who plays what, for whoever watches the directory
-                    marker(path).write_text(ray.get(actor.where.remote()))
+                    write_marker(path, ray.get(actor.where.remote()))
                 except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
                     pass  # a worker dead before its first episode: play() below fails and is retried
                 running[actor.play.remote(scenario, seed)] = (actor, scenario, seed)
