@@ -329,7 +329,7 @@ def _add_evaluate_parser(sub) -> None:
     evaluate.add_argument(
         "--agent",
         required=True,
-        help="do-nothing | reconnect | greedy[:BUDGET] | greedy:key=value,... | sac:RUN_DIR | sac-critic:RUN_DIR[:K] | sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert][:critic]",
+        help="do-nothing | reconnect | greedy[:BUDGET] | greedy:key=value,... | sac:RUN_DIR[:act=R] | sac-critic:RUN_DIR[:K][:act=R] | sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic]",
     )
     evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"))
     evaluate.add_argument(

@@ -12,6 +12,9 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 - ``sac:PATH``: the policy of a training run (its directory or checkpoint file), acting when max
   rho reaches its threshold and reconnecting or doing nothing otherwise; a topology action equal
   to the current topology (a no-op in disguise) is played as do-nothing;
+- ``...:act=R`` (``sac``, ``sac-critic`` and ``sac-checked``): the policy acts from max rho R
+  instead of its run's threshold (the mine's), reconnecting or doing nothing below it: a policy
+  that harms a grid doing nothing would hold acts less, and a checked one simulates less;
 - ``sac-critic:PATH`` or ``sac-critic:PATH:K``: the same policy with no simulation, judged by its
   own critics: among its K most likely actions (default 1) and reconnect-or-nothing, the one with
   the highest ``min(Q1, Q2)`` is played (reconnect-or-nothing on a tie). With K = 1 the policy
@@ -64,9 +67,9 @@ AGENT_SPECS = (
     "reconnect",
     "greedy[:BUDGET]",
     "greedy:key=value,...",
-    "sac:RUN_DIR",
-    "sac-critic:RUN_DIR[:K]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert][:critic]",
+    "sac:RUN_DIR[:act=R]",
+    "sac-critic:RUN_DIR[:K][:act=R]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic]",
 )
 DEFAULT_CHECKED_K = 10
 DEPLOYED_CHECK = "50:stop=0.95"
@@ -336,6 +339,25 @@ class CheckedSacAgent(SacAgent):
 CHECKED_FLAGS = ("expert", "revert", "critic")
 
 
+def split_act(kind: str, argument: str) -> tuple[str, float | None]:
+    """``(the rest of the spec, R)`` from a spec with an ``act=R`` part after its path (``None``
+    without one: the run's own threshold); R must be a positive max rho."""
+    path, *parts = argument.split(":")
+    acts = [part for part in parts if part.startswith("act=")]
+    if not acts:
+        return argument, None
+    try:
+        act = float(acts[-1].removeprefix("act="))
+    except ValueError:
+        act = None
+    if len(acts) > 1 or act is None or not (0 < act < float("inf")):
+        raise AgentSpecError(
+            f"{kind} {':'.join(acts)!r}: one act=R with R a positive max rho, "
+            f"e.g. {kind}:runs/a:act=0.95 (the policy then acts from max rho 0.95)"
+        )
+    return ":".join([path, *(part for part in parts if not part.startswith("act="))]), act
+
+
 @dataclasses.dataclass(frozen=True)
 class CheckedSpec:
     """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert][:critic]`` names."""
@@ -428,28 +450,31 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
         except AgentSpecError as exc:
             raise AgentSpecError(f"{exc} (defaults: {EXPERT_SETTINGS})") from None
         return Greedy(env, space, config=config)
+    if kind in ("sac", "sac-critic", "sac-checked") and argument:
+        argument, act = split_act(kind, argument)
     if kind == "sac" and argument:
         sac, space, features, config = load_sac(Path(argument), env, space)
-        return SacAgent(env, space, sac, features, config.rho_threshold)
+        return SacAgent(env, space, sac, features, act or config.rho_threshold)
     if kind == "sac-critic" and argument:
         path, k = parse_k("sac-critic", argument, 1)
         sac, space, features, config = load_sac(Path(path), env, space)
         refuse_untrained_critics(sac, spec, path)
-        return CriticSacAgent(env, space, sac, features, config.rho_threshold, k)
+        return CriticSacAgent(env, space, sac, features, act or config.rho_threshold, k)
     if kind == "sac-checked" and argument:
         checked = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(checked.path), env, space)
         if checked.critic:
             refuse_untrained_critics(sac, spec, checked.path)
+        threshold = act or config.rho_threshold
         expert = None
         if checked.expert or checked.revert:
-            expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=config.rho_threshold))
+            expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold))
         return CheckedSacAgent(
             env,
             space,
             sac,
             features,
-            config.rho_threshold,
+            threshold,
             checked.k,
             checked.stop,
             expert if checked.expert else None,

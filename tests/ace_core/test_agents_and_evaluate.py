@@ -257,3 +257,25 @@ def test_checked_policy_can_go_back_to_the_reference_topology_when_calm(sandbox,
     # played only if it keeps the grid below the expert's safe level
     (after,) = agent.reverter.evaluate(obs, [reference])
     assert back == (reference if after < agent.reverter.config.safe else 0)
+
+
+def test_a_policy_can_be_told_to_act_from_another_max_rho(sandbox, sandbox_run):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    run_threshold = load_checkpoint(sandbox_run)["config"]
+    assert (
+        load_agent(f"sac:{sandbox_run}", sandbox).rho_threshold
+        == TrainConfig.from_dict(run_threshold).rho_threshold
+    )
+    eager = load_agent(f"sac:{sandbox_run}:act=0.0001", sandbox)
+    calm = load_agent(f"sac:{sandbox_run}:act=100", sandbox)
+    eager.choose(obs)
+    assert calm.choose(obs) == 0  # below its act level: reconnect or nothing, not a decision
+    assert (eager.stats["decisions"], calm.stats["decisions"]) == (1, 0)
+    # the checked policy takes act= among its other parts, in any order, and simulates nothing below it
+    checked = load_agent(f"sac-checked:{sandbox_run}:3:act=100:stop=0.95:critic", sandbox)
+    assert (checked.k, checked.stop, checked.critic_order, checked.rho_threshold) == (3, 0.95, True, 100.0)
+    assert checked.choose(obs) == 0 and checked.simulate_calls == 0
+    assert load_agent(f"sac-critic:{sandbox_run}:2:act=0.9", sandbox).rho_threshold == 0.9
+    for bad in ("act=high", "act=0", "act=0.9:act=1.0"):
+        with pytest.raises(AgentSpecError, match="one act=R with R a positive max rho"):
+            load_agent(f"sac:{sandbox_run}:{bad}", sandbox)
