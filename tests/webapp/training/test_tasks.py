@@ -172,12 +172,18 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
 def test_an_evaluation_checks_each_grid_policy_as_that_grid_deploys_it(settings, tmp_path):
     checkpoint = Checkpoint(path=str(tmp_path / "checkpoint.pt"))
 
+    def agents(env: str) -> dict[str, str]:
+        return run_agents(Evaluation(run=TrainingRun(env=env), checkpoint=checkpoint))
+
     def checked(env: str) -> str | None:
-        return run_agents(Evaluation(run=TrainingRun(env=env), checkpoint=checkpoint)).get("ace-checked")
+        return agents(env).get("ace-checked")
 
     settings.GRIDACE_CHECKED_AGENT = None  # unset: each grid's validated check
-    assert checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:50:stop=0.9"
+    assert checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:50:stop=0.9:act=0.95"
     assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:50:stop=0.95"
+    # the plain policy acts from its grid's validated max rho, or its run's threshold
+    assert agents("l2rpn_neurips_2020_track1")["ace"] == f"sac:{checkpoint.path}:act=1.0"
+    assert agents("rte_case14_realistic")["ace"] == f"sac:{checkpoint.path}"
     settings.GRIDACE_CHECKED_AGENT = "10:stop=1.0:expert"  # set: every grid
     assert checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:10:stop=1.0:expert"
     settings.GRIDACE_CHECKED_AGENT = ""  # empty: the plain policy only

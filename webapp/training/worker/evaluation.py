@@ -23,21 +23,24 @@ from webapp.training.worker.attempt import error_text
 
 def agent_spec_for(evaluation: Evaluation) -> str:
     """How :func:`ace_core.agents.load_agent` names the run's policy: ``sac:<policy file>``, the
-    best validated policy when the run validated (what a deployment serves), else the checkpoint."""
-    return f"sac:{policy_path(Path(evaluation.checkpoint.path))}"
+    best validated policy when the run validated (what a deployment serves), else the checkpoint,
+    with the options its grid's plain policy is shown with (``ace_core.agents.deployed_plain``)."""
+    from ace_core.agents import deployed_plain
+
+    options = deployed_plain(evaluation.run.env)
+    return f"sac:{policy_path(Path(evaluation.checkpoint.path))}" + (f":{options}" if options else "")
 
 
 def run_agents(evaluation: Evaluation) -> dict[str, str]:
     """Result name -> agent spec: the run's policy plain, checked by simulation, then the baselines."""
     from ace_core.agents import deployed_check
 
-    plain = agent_spec_for(evaluation)
-    agents = {RUN_AGENT: plain}
+    agents = {RUN_AGENT: agent_spec_for(evaluation)}
     check = settings.GRIDACE_CHECKED_AGENT
     if check is None:
         check = deployed_check(evaluation.run.env)
     if check:
-        agents[RUN_CHECKED_AGENT] = f"sac-checked:{plain.removeprefix('sac:')}:{check}"
+        agents[RUN_CHECKED_AGENT] = f"sac-checked:{policy_path(Path(evaluation.checkpoint.path))}:{check}"
     return {**agents, **{name: name for name in settings.GRIDACE_BASELINES}}
 
 
