@@ -13,7 +13,7 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
   rho reaches its threshold and reconnecting or doing nothing otherwise; a topology action equal
   to the current topology (a no-op in disguise) is played as do-nothing;
 - ``...:act=R`` (``sac``, ``sac-critic`` and ``sac-checked``): the policy acts from max rho R
-  instead of its run's threshold (the mine's), reconnecting or doing nothing below it: a policy
+  instead of its run's training threshold (``rho_threshold``), reconnecting or doing nothing below it: a policy
   that harms a grid doing nothing would hold acts less, and a checked one simulates less;
 - ``sac-critic:PATH`` or ``sac-critic:PATH:K``: the same policy with no simulation, judged by its
   own critics: among its K most likely actions (default 1) and reconnect-or-nothing, the one with
