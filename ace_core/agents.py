@@ -466,18 +466,18 @@ def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
         argument, act = split_act(kind, argument)
     if kind == "sac" and argument:
         sac, space, features, config = load_sac(Path(argument), env, space)
-        return SacAgent(env, space, sac, features, act or config.rho_threshold)
+        return SacAgent(env, space, sac, features, config.rho_threshold if act is None else act)
     if kind == "sac-critic" and argument:
         path, k = parse_k("sac-critic", argument, 1)
         sac, space, features, config = load_sac(Path(path), env, space)
         refuse_untrained_critics(sac, spec, path)
-        return CriticSacAgent(env, space, sac, features, act or config.rho_threshold, k)
+        return CriticSacAgent(env, space, sac, features, config.rho_threshold if act is None else act, k)
     if kind == "sac-checked" and argument:
         checked = parse_checked_spec(argument)
         sac, space, features, config = load_sac(Path(checked.path), env, space)
         if checked.critic:
             refuse_untrained_critics(sac, spec, checked.path)
-        threshold = act or config.rho_threshold
+        threshold = config.rho_threshold if act is None else act
         expert = None
         if checked.expert or checked.revert:
             expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold))

@@ -28,7 +28,11 @@ def agent_spec_for(evaluation: Evaluation) -> str:
     from ace_core.agents import deployed_plain
 
     options = deployed_plain(evaluation.run.env)
-    return f"sac:{policy_path(Path(evaluation.checkpoint.path))}" + (f":{options}" if options else "")
+    return f"sac:{_policy(evaluation)}" + (f":{options}" if options else "")
+
+
+def _policy(evaluation: Evaluation) -> Path:
+    return policy_path(Path(evaluation.checkpoint.path))
 
 
 def run_agents(evaluation: Evaluation) -> dict[str, str]:
@@ -40,7 +44,7 @@ def run_agents(evaluation: Evaluation) -> dict[str, str]:
     if check is None:
         check = deployed_check(evaluation.run.env)
     if check:
-        agents[RUN_CHECKED_AGENT] = f"sac-checked:{policy_path(Path(evaluation.checkpoint.path))}:{check}"
+        agents[RUN_CHECKED_AGENT] = f"sac-checked:{_policy(evaluation)}:{check}"
     return {**agents, **{name: name for name in settings.GRIDACE_BASELINES}}
 
 
