@@ -44,7 +44,7 @@ def _config_from(args: argparse.Namespace) -> TrainConfig:
     values = {f.name: getattr(args, f.name) for f in config_fields()}
     explicit = {k: v for k, v in values.items() if v is not None}
     if getattr(args, "recipe", None):
-        from ace_core.recipes import recipe_get
+        from ace_core.training.recipes import recipe_get
 
         return recipe_get(args.recipe).config(**explicit)  # explicit flags override the recipe
     return TrainConfig(**explicit)
@@ -53,8 +53,8 @@ def _config_from(args: argparse.Namespace) -> TrainConfig:
 def cmd_train(args: argparse.Namespace) -> int:
     from ace_core.checkpoint import CHECKPOINT_NAME, load_checkpoint
     from ace_core.events import JsonlSink
-    from ace_core.tensorboard_sink import with_tensorboard
-    from ace_core.train import Trainer, write_summary
+    from ace_core.training.tensorboard import with_tensorboard
+    from ace_core.training.trainer import Trainer, write_summary
 
     out = Path(args.out)
     if args.resume and args.recipe:
@@ -93,7 +93,7 @@ def _truncate_logs(out: Path, after_step: int) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from ace_core.evaluate import evaluate
+    from ace_core.evaluation.runner import evaluate
 
     seeds = tuple(range(args.seeds))
     report = evaluate(
@@ -114,7 +114,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from ace_core.experiment import VARIANTS, command_line, run_ablations
+    from ace_core.evaluation.ablations import VARIANTS, command_line, run_ablations
 
     variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(VARIANTS)
     unknown = [v for v in variants if v not in VARIANTS]
@@ -136,8 +136,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from ace_core.compare import run_table
-    from ace_core.experiment import command_line
+    from ace_core.evaluation.ablations import command_line
+    from ace_core.evaluation.table import run_table
 
     if args.seeds < 1:
         raise ConfigError(f"--seeds {args.seeds} must be at least 1")
@@ -157,7 +157,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ace_core.bench import run_benchmarks
+    from ace_core.evaluation.bench import run_benchmarks
 
     print(json.dumps(run_benchmarks(args.env, quick=args.quick), indent=2))
     return 0
@@ -167,10 +167,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Train a small SAC policy, then compare it with the baselines on test episodes."""
     import time
 
-    from ace_core.evaluate import evaluate
+    from ace_core.evaluation.runner import evaluate
     from ace_core.events import JsonlSink
-    from ace_core.tensorboard_sink import with_tensorboard
-    from ace_core.train import Trainer, write_summary
+    from ace_core.training.tensorboard import with_tensorboard
+    from ace_core.training.trainer import Trainer, write_summary
 
     out = Path(args.out) / time.strftime("demo-%Y%m%d-%H%M%S")
     print(f"Training SAC on {args.env} for {args.steps} steps -> {out}")
@@ -202,7 +202,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_recipes(args: argparse.Namespace) -> int:
-    from ace_core.recipes import RECIPES
+    from ace_core.training.recipes import RECIPES
 
     for recipe in RECIPES.values():
         print(json.dumps({"name": recipe.name, "envs": list(recipe.envs), "settings": dict(recipe.settings)}))
@@ -211,7 +211,7 @@ def cmd_recipes(args: argparse.Namespace) -> int:
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    from ace_core.subset import frequent_topologies, save_subset
+    from ace_core.imitation.subset import frequent_topologies, save_subset
 
     pairs = frequent_topologies(args.env, args.teacher, args.episodes, args.top, args.seed)
     save_subset(pairs, Path(args.save))
@@ -220,7 +220,7 @@ def cmd_subset(args: argparse.Namespace) -> int:
 
 
 def cmd_mine(args: argparse.Namespace) -> int:
-    from ace_core.mining import MineSpec, mine
+    from ace_core.imitation.mining import MineSpec, mine
 
     spec = MineSpec(
         env=args.env,
@@ -239,7 +239,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
-    from ace_core.imitation import pretrain
+    from ace_core.imitation.cloning import pretrain
 
     config = _clone_config(args)
     datasets = args.dataset[0] if len(args.dataset) == 1 else args.dataset
@@ -248,7 +248,7 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 
 
 def _clone_config(args: argparse.Namespace):
-    from ace_core.imitation import CloneConfig
+    from ace_core.imitation.cloning import CloneConfig
 
     return CloneConfig(
         epochs=args.epochs,
@@ -260,7 +260,7 @@ def _clone_config(args: argparse.Namespace):
 
 
 def cmd_dagger(args: argparse.Namespace) -> int:
-    from ace_core.dagger import DaggerSpec, run_dagger
+    from ace_core.imitation.dagger import DaggerSpec, run_dagger
 
     spec = DaggerSpec(
         env=args.env,
@@ -277,7 +277,7 @@ def cmd_dagger(args: argparse.Namespace) -> int:
 
 
 def cmd_days(args: argparse.Namespace) -> int:
-    from ace_core.grid.days import generate_days
+    from ace_core.grid.days.generate import generate_days
 
     summary = generate_days(
         args.env, args.weeks, args.seed, first_week=args.first_week, steps=args.steps, log=_progress
@@ -345,7 +345,8 @@ def _add_evaluate_parser(sub) -> None:
 
 def _add_experiment_parser(sub) -> None:
     experiment = sub.add_parser(
-        "experiment", help="run the ACE ablations or compare agents (see ace_core/experiment.py, compare.py)"
+        "experiment",
+        help="run the ACE ablations or compare agents (see ace_core/evaluation/ablations.py, compare.py)",
     )
     which = experiment.add_subparsers(dest="which", required=True, metavar="{ablations,table}")
     ablations = which.add_parser(

@@ -1,6 +1,6 @@
 """What a training run can be extended with, without the trainer knowing the extension by name.
 
-The trainer (:mod:`ace_core.train`) owns the environment loop; an extension is told what happens
+The trainer (:mod:`ace_core.training.trainer`) owns the environment loop; an extension is told what happens
 in it and may take a decision in the agent's place. :class:`TrainerExtension` is the protocol and
 its null default: every hook does nothing, so an extension overrides only what it needs. The
 trainer calls, in order of the loop:

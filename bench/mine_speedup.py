@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from ace_core.mining import MineSpec, mine  # noqa: E402
+from ace_core.imitation.mining import MineSpec, mine  # noqa: E402
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Latency of the full recommendation pipeline (``ace_core.recommend.RecommendationPipeline``).
+"""Latency of the full recommendation pipeline (``ace_core.recommend.pipeline.RecommendationPipeline``).
 
 Per env: the env is made with one hour of perfect forecasts built from its chronics (12 steps),
 a policy with random weights proposes its 5 most likely actions (speed, not quality, is measured:
@@ -50,7 +50,7 @@ def bench_env(name: str, runs: int, every: int) -> dict:
     from ace_core.grid.features import FeatureBuilder
     from ace_core.grid.forecasts import make_env_with_forecasts
     from ace_core.grid.scenarios import reset_to, scenarios
-    from ace_core.recommend import PipelineConfig, RecommendationPipeline
+    from ace_core.recommend.pipeline import PipelineConfig, RecommendationPipeline
     from ace_core.rl.sac import SAC
 
     torch.set_num_threads(1)

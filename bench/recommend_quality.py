@@ -107,13 +107,13 @@ def play_day(env, pipeline, space, scenario, seed: int, threshold: float, follow
 def bench_env(name: str, policy: str | None, days: int, threshold: float, expert_n1: int, split: str) -> dict:
     import torch
 
-    from ace_core.agents import load_sac
+    from ace_core.agents.sac import load_sac
     from ace_core.config import TrainConfig
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.features import FeatureBuilder
     from ace_core.grid.forecasts import make_env_with_forecasts
     from ace_core.grid.scenarios import scenarios
-    from ace_core.recommend import PipelineConfig, RecommendationPipeline
+    from ace_core.recommend.pipeline import PipelineConfig, RecommendationPipeline
     from ace_core.rl.sac import SAC
 
     torch.set_num_threads(1)

@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ace_core.config import TrainConfig  # noqa: E402
-from ace_core.evaluate import evaluate  # noqa: E402
+from ace_core.evaluation.runner import evaluate  # noqa: E402
 from ace_core.events import JsonlSink  # noqa: E402
-from ace_core.train import Trainer, write_summary  # noqa: E402
+from ace_core.training.trainer import Trainer, write_summary  # noqa: E402
 
 EVAL_SEEDS = (0, 1, 2)
 

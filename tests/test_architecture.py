@@ -46,11 +46,22 @@ def _params() -> list:
 def test_every_required_contract_is_declared() -> None:
     assert set(_contract_ids()) >= {
         "core-without-django",
-        "grid-below-rl-and-llm",
-        "rl-without-llm",
+        "core-layers",
         "webapp-apps-acyclic",
         "consumers-write-nothing",
     }
+
+
+def test_the_core_layers_name_every_core_package() -> None:
+    """A new package under ace_core must take its place in the layers, or nothing checks it."""
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    layers = parser[CONTRACT_PREFIX + "core-layers"]["layers"]
+    named = {name.strip() for line in layers.splitlines() for name in line.split("|") if name.strip()}
+    core = ROOT / "ace_core"
+    packages = {f"ace_core.{p.name}" for p in core.iterdir() if (p / "__init__.py").exists()}
+    modules = {f"ace_core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
+    assert packages | modules == named
 
 
 @pytest.mark.parametrize("contract", _params())

@@ -282,7 +282,7 @@ class TrainConfig:
                 "empty with it (or give no pretrain_mine)"
             )
         if self.pretrain_mine == "auto":
-            from ace_core.expert import parse_expert_spec
+            from ace_core.config.expert import parse_expert_spec
 
             name, _, settings = self.pretrain_expert.partition(":")
             if name != "greedy":

@@ -1,7 +1,7 @@
 """Candidate actions for a state: the one place that says which actions are worth simulating.
 
 The greedy expert (:mod:`ace_core.agents`), the LLM actor's shortlist (:mod:`ace_core.llm.actor`)
-and the miner (:mod:`ace_core.mining`) all draw from here:
+and the miner (:mod:`ace_core.imitation.mining`) all draw from here:
 
 - :func:`legal_reconnections`: lines that are out and whose cooldown is over;
 - :func:`loaded_substations`: the substations at both ends of the most loaded lines (most loaded
@@ -140,3 +140,18 @@ def near_loaded_lines(
 
 def _popcount(values) -> np.ndarray:
     return np.bitwise_count(np.asarray(values, dtype=np.uint64)).astype(np.int64)
+
+
+def reconnect_or_nothing(obs) -> int:
+    """The default action: reconnect the first disconnected line whose cooldown is over, otherwise
+    do nothing (index 0)."""
+    ready = np.flatnonzero(~obs.line_status & (obs.time_before_cooldown_line == 0))
+    return 1 + int(ready[0]) if len(ready) else 0
+
+
+def greedy_candidates(obs, space: ActionSpace, budget: int) -> list[int]:
+    """Legal reconnections, then topologies at both ends of the 3 most loaded lines (closest to the
+    current configuration first, round-robin over the substations), no-ops excluded, at most
+    ``budget`` in all."""
+    noop = disguised_noops(obs, space)
+    return [i for i in near_loaded_lines(obs, space, 3) if not noop[i]][:budget]

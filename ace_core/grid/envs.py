@@ -1,7 +1,7 @@
 """Environment factory: every grid2op env on the LightSim2Grid backend, offline by default.
 
 ``make_env(name)`` opens a full dataset when there is one in ``$GRIDACE_DATA_DIR`` or grid2op's
-data folder (downloaded, or grown with generated days: :mod:`ace_core.grid.days`), and the small
+data folder (downloaded, or grown with generated days: :mod:`ace_core.grid.days.generate`), and the small
 copy bundled with the grid2op package otherwise (``test=True``). It never downloads: an
 unknown name fails at once with the list of names that work here.
 """

@@ -42,7 +42,7 @@ def export_run(run: Path, out: Path) -> dict:
     _check_target(out)
     state = load_checkpoint(run)
 
-    from ace_core.agents import load_sac  # grid2op and the env only once the run is known
+    from ace_core.agents.sac import load_sac  # grid2op and the env only once the run is known
     from ace_core.grid.envs import make_env
 
     env = make_env(TrainConfig.from_dict(state["config"]).env)

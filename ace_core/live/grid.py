@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ace_core.agents import load_sac
+from ace_core.agents.sac import load_sac
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
@@ -25,7 +25,7 @@ from ace_core.live.legality import LegalityRules
 from ace_core.live.recommendations import TOP_OUTAGES, assessment_dict, figures_of, live_pipeline
 from ace_core.live.states import grid_state
 from ace_core.live.what_if import WhatIf, what_if
-from ace_core.outcomes import Candidate
+from ace_core.recommend.outcomes import Candidate
 from ace_core.rl.sac import SAC
 
 

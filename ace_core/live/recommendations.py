@@ -1,4 +1,4 @@
-"""The live grid's recommendations: the recommendation pipeline (:mod:`ace_core.recommend`) on the
+"""The live grid's recommendations: the recommendation pipeline (:mod:`ace_core.recommend.pipeline`) on the
 live env, and its cards as the console shows and persists them.
 
 Live envs carry a one-hour horizon of forecasts: the datasets that ship fewer steps (the 2020
@@ -12,8 +12,8 @@ from typing import Any
 
 from ace_core.grid.envs import make_env
 from ace_core.grid.forecasts import DEFAULT_HORIZON, available_horizon, make_env_with_forecasts
-from ace_core.outcomes import Candidate, RecommendationSet
-from ace_core.recommend import PipelineConfig, RecommendationPipeline
+from ace_core.recommend.outcomes import Candidate, RecommendationSet
+from ace_core.recommend.pipeline import PipelineConfig, RecommendationPipeline
 
 LIVE_FORECAST_KIND = "perfect"
 """forecasts built for envs that ship fewer than :data:`DEFAULT_HORIZON` steps"""

@@ -12,7 +12,7 @@ refinement reaches the policy only through ``Q(s, a_llm)``. ``imitation`` adds, 
 DQfD / AWAC), averaged over the whole batch like the rest of the loss; 0 leaves plain SAC.
 
 ``anchor`` adds ``anchor * -log pi(a_expert | s)`` over a batch of the expert's mined decisions
-(:mod:`ace_core.anchor`, given to :meth:`SAC.update`), keeping a cloned policy near the expert.
+(:mod:`ace_core.imitation.anchor`, given to :meth:`SAC.update`), keeping a cloned policy near the expert.
 
 ``conservative`` adds CQL's term (Kumar et al. 2020; CQL(H) for discrete actions) to each critic's
 loss, ``conservative * (log sum_a exp Q(s, a) - Q(s, a_taken))``: the values of actions the run
@@ -68,7 +68,7 @@ class SAC:
 
     def update(self, batch: Batch, anchor=None) -> dict[str, float]:
         """One update of critics, actor and temperature; ``anchor``, an
-        :class:`~ace_core.anchor.AnchorBatch` of expert decisions, when ``config.anchor > 0``."""
+        :class:`~ace_core.imitation.anchor.AnchorBatch` of expert decisions, when ``config.anchor > 0``."""
         alpha = self.log_alpha.exp().detach()
         with torch.no_grad():
             next_policy = self.actor(batch.next_obs, batch.next_mask)

@@ -268,7 +268,7 @@ def local_ray():
     """Ray in local mode with two worker CPUs, shared by the mining tests."""
     import ray
 
-    from ace_core.mining import start_ray
+    from ace_core.imitation.mining import start_ray
 
     if not ray.is_initialized():
         start_ray(2)
@@ -279,7 +279,7 @@ def local_ray():
 @pytest.fixture(scope="session")
 def mined(local_ray, tmp_path_factory):
     """(spec, directory, summary) of one complete tiny mine on two Ray workers."""
-    from ace_core.mining import MineSpec, mine
+    from ace_core.imitation.mining import MineSpec, mine
 
     spec = MineSpec(env=MINE_ENV, expert=MINE_EXPERT, episodes=3, episode_length=16)
     out = tmp_path_factory.mktemp("mine") / "rte14"

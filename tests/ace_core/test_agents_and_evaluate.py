@@ -5,14 +5,15 @@ import pytest
 import torch
 from grid2op.Episode import EpisodeData
 
-from ace_core.agents import Greedy, load_agent
+from ace_core.agents.greedy import Greedy
+from ace_core.agents.spec import load_agent
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError, CheckpointError, ConfigError
-from ace_core.evaluate import evaluate
+from ace_core.evaluation.runner import evaluate
 from ace_core.events import MemorySink
 from ace_core.grid.candidates import reference_topologies, substation_topologies
-from ace_core.train import train
+from ace_core.training.trainer import train
 from tests.sandbox_settings import sandbox_settings
 
 

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.anchor import ExpertAnchor
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import MAX_STEPS, TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import MemorySink, MetricsEvent
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
-from ace_core.imitation_data import DatasetError, save_npz_atomic
-from ace_core.train import Trainer, train
+from ace_core.imitation.anchor import ExpertAnchor
+from ace_core.imitation.data import DatasetError, save_npz_atomic
+from ace_core.training.trainer import Trainer, train
 from tests.ace_core.conftest import MINE_ENV
 
 # every step a decision, so that ~90 SAC updates move the cloned actor
@@ -37,7 +37,7 @@ def _expert_log_likelihood(run_dir, mine_dir) -> float:
     space = build_action_space(env)
     state = load_checkpoint(run_dir / "checkpoint.pt")
     anchor = ExpertAnchor.load([mine_dir], space, state["features"])
-    from ace_core.agents import sac_from_state
+    from ace_core.agents.sac import sac_from_state
 
     sac = sac_from_state(state, env, space)[0]
     with torch.no_grad():
@@ -88,7 +88,7 @@ CHECK_TEACHER = dict(teacher_prob=1.0, teacher_steps=MAX_STEPS, teacher_top_k=4,
 
 
 def _log_likelihood(state: dict, features, masks, actions) -> float:
-    from ace_core.agents import sac_from_state
+    from ace_core.agents.sac import sac_from_state
 
     env = make_env(MINE_ENV)
     sac = sac_from_state(state, env, build_action_space(env))[0]

@@ -1,8 +1,8 @@
 import numpy as np
 
-from ace_core.bench import bench_env
 from ace_core.config import TrainConfig
-from ace_core.recommend import recommend
+from ace_core.evaluation.bench import bench_env
+from ace_core.recommend.pipeline import recommend
 from ace_core.rl.sac import SAC
 
 

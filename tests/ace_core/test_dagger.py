@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from ace_core.__main__ import main
-from ace_core.agents import load_agent
+from ace_core.agents.expert import expert_from_spec
+from ace_core.agents.spec import load_agent
 from ace_core.checkpoint import load_checkpoint, save_checkpoint
-from ace_core.expert import expert_from_spec
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
-from ace_core.imitation import split_by_day
-from ace_core.imitation_data import concat_datasets, load_dataset, save_npz_atomic
-from ace_core.mining import MineSpec, episode_file, mine
+from ace_core.imitation.cloning import split_by_day
+from ace_core.imitation.data import concat_datasets, load_dataset, save_npz_atomic
+from ace_core.imitation.mining import MineSpec, episode_file, mine
 
 
 @pytest.fixture(scope="module")
@@ -249,8 +249,8 @@ def test_dagger_refuses_a_mine_without_day_names_before_writing(mined, tmp_path,
 
 
 def test_a_dagger_directory_is_bound_to_its_cloning_weight_and_older_ones_still_match(tmp_path):
-    from ace_core.dagger import DaggerSpec, settings_of
-    from ace_core.imitation import CloneConfig
+    from ace_core.imitation.cloning import CloneConfig
+    from ace_core.imitation.dagger import DaggerSpec, settings_of
 
     plain = settings_of(DaggerSpec(env="rte_case14_realistic", dataset="m", expert="greedy"), tmp_path)
     weighted = settings_of(

@@ -5,11 +5,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ace_core.compare import agent_groups, run_table, split_agents
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
-from ace_core.experiment import first_round_acceptance, run_ablations, variant_config
-from ace_core.svg import line_chart
+from ace_core.evaluation.ablations import first_round_acceptance, run_ablations, variant_config
+from ace_core.evaluation.svg import line_chart
+from ace_core.evaluation.table import agent_groups, run_table, split_agents
 from tests.sandbox_settings import sandbox_settings
 
 BASE = sandbox_settings(
@@ -137,7 +137,7 @@ def test_a_comparison_table_writes_markdown_and_csv_and_resumes(tmp_path):
 
 
 def test_a_runs_last_metrics_keep_the_counters_a_later_validation_row_lacks(tmp_path):
-    from ace_core.experiment import _last_metrics
+    from ace_core.evaluation.ablations import _last_metrics
 
     rows = [
         {"step": 500, "llm/calls": 3.0, "charts/decisions": 40.0},

@@ -6,9 +6,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ace_core.agents import Greedy, SacAgent, load_agent
+from ace_core.agents.expert import Expert, n1_key, rank_key
+from ace_core.agents.greedy import Greedy
+from ace_core.agents.sac import SacAgent
+from ace_core.agents.spec import load_agent
+from ace_core.config.expert import ExpertConfig, parse_expert_spec
 from ace_core.errors import AgentSpecError
-from ace_core.expert import Expert, ExpertConfig, n1_key, parse_expert_spec, rank_key
 from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
 from ace_core.grid.contingency import screen_actions
 from ace_core.rl.sac import SAC, SACConfig

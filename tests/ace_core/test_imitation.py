@@ -6,12 +6,12 @@ import numpy as np
 import torch
 
 from ace_core.__main__ import main
-from ace_core.agents import load_agent
+from ace_core.agents.spec import load_agent
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
-from ace_core.imitation import CloneConfig, agreement, behaviour_clone, split_by_day
-from ace_core.imitation_data import load_dataset
+from ace_core.imitation.cloning import CloneConfig, agreement, behaviour_clone, split_by_day
+from ace_core.imitation.data import load_dataset
 from ace_core.rl.sac import SAC
 
 

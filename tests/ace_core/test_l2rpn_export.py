@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from grid2op.Episode import EpisodeData
 
-from ace_core.agents import load_agent
+from ace_core.agents.spec import load_agent
 from ace_core.config import TrainConfig
 from ace_core.events import MemorySink
 from ace_core.l2rpn.export import export_run
-from ace_core.train import train
+from ace_core.training.trainer import train
 from tests.sandbox_settings import sandbox_settings
 
 ROOT = Path(__file__).resolve().parents[2]

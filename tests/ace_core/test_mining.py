@@ -15,8 +15,8 @@ from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
-from ace_core.imitation_data import load_dataset
-from ace_core.mining import MineSpec, episode_file, mine
+from ace_core.imitation.data import load_dataset
+from ace_core.imitation.mining import MineSpec, episode_file, mine
 
 
 def test_a_mine_writes_an_action_set_with_coverage_and_a_dataset(mined):
@@ -49,7 +49,7 @@ def test_the_expert_actions_of_a_mine_replay_to_the_recorded_outcomes(mined):
 
 
 def test_a_mine_of_heavier_days_is_keyed_apart_and_replays_on_those_days(mined, tmp_path):
-    from ace_core.dagger import DaggerSpec, round_spec
+    from ace_core.imitation.dagger import DaggerSpec, round_spec
 
     spec, _, _ = mined
     heavy = MineSpec(env=spec.env, expert=spec.expert, episodes=2, episode_length=16, demand_scale=1.2)
@@ -222,7 +222,7 @@ def test_a_corrupt_episode_file_is_named_and_nothing_looks_complete(mined, tmp_p
 
 
 def test_a_mine_under_line_attacks_is_keyed_apart_and_its_dagger_rounds_are_attacked_too(mined, tmp_path):
-    from ace_core.dagger import DaggerSpec, round_spec
+    from ace_core.imitation.dagger import DaggerSpec, round_spec
 
     spec, _, _ = mined
     attacked = MineSpec(

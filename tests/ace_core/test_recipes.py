@@ -11,7 +11,7 @@ from ace_core.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.grid.envs import available_env_names
-from ace_core.recipes import DEFAULT_RECIPE, RECIPES, recipe_get, recipe_matching
+from ace_core.training.recipes import DEFAULT_RECIPE, RECIPES, recipe_get, recipe_matching
 from tests.ace_core.test_cli import run_cli
 
 # The measured best settings with the offline model (docs/ace.md), flag by flag.

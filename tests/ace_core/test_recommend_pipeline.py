@@ -10,8 +10,8 @@ from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.forecasts import ForecastError, make_env_with_forecasts
 from ace_core.grid.scenarios import reset_to, scenarios
-from ace_core.ranking import safety_key
-from ace_core.recommend import PipelineConfig, RecommendationPipeline
+from ace_core.recommend.pipeline import PipelineConfig, RecommendationPipeline
+from ace_core.recommend.ranking import safety_key
 from ace_core.rl.sac import SAC
 
 

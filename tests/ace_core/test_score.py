@@ -3,7 +3,7 @@ from pathlib import Path
 import grid2op
 import pytest
 
-from ace_core.score import l2rpn_2020_score
+from ace_core.evaluation.score import l2rpn_2020_score
 
 
 @pytest.fixture(scope="module")

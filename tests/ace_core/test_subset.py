@@ -2,12 +2,12 @@
 
 
 def test_a_teacher_subset_restricts_training_and_the_saved_policy(tmp_path):
-    from ace_core.agents import load_agent
+    from ace_core.agents.spec import load_agent
     from ace_core.config import TrainConfig
     from ace_core.events import MemorySink
     from ace_core.grid.envs import make_env
-    from ace_core.subset import frequent_topologies, save_subset
-    from ace_core.train import Trainer
+    from ace_core.imitation.subset import frequent_topologies, save_subset
+    from ace_core.training.trainer import Trainer
 
     # on this grid doing nothing fails early, so the greedy teacher has to act
     pairs = frequent_topologies("rte_case14_realistic", "greedy:8", episodes=3, top=5)

@@ -8,7 +8,7 @@ from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
-from ace_core.train import train
+from ace_core.training.trainer import train
 from tests.sandbox_settings import sandbox_settings
 
 TINY = sandbox_settings(steps=400, checkpoint_every=200)
@@ -126,7 +126,7 @@ def test_a_run_trained_before_the_overflow_block_is_not_resumed_but_named(tmp_pa
 
 
 def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):
-    from ace_core.train import Trainer
+    from ace_core.training.trainer import Trainer
 
     source, _, _ = straight_run
     trainer = Trainer(TrainConfig(**TINY, init_from=str(source)).validate(), tmp_path / "warm")
@@ -140,7 +140,7 @@ def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):
 
 def test_init_from_refuses_a_foreign_policy_and_a_missing_path(straight_run, tmp_path):
     from ace_core.errors import ConfigError
-    from ace_core.train import Trainer
+    from ace_core.training.trainer import Trainer
 
     source, _, _ = straight_run
     with pytest.raises(ConfigError, match="does not exist"):

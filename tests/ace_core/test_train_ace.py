@@ -21,7 +21,7 @@ from ace_core.events import (
 )
 from ace_core.llm.prompts import LABELS
 from ace_core.rl.buffer import SOURCE_LLM
-from ace_core.train import Trainer, train
+from ace_core.training.trainer import Trainer, train
 from tests.sandbox_settings import sandbox_settings
 
 # many decisions, many of them below r_bar

@@ -13,8 +13,8 @@ from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import MemorySink, MetricsEvent
-from ace_core.imitation_data import DatasetError
-from ace_core.train import Trainer, train
+from ace_core.imitation.data import DatasetError
+from ace_core.training.trainer import Trainer, train
 from tests.ace_core.conftest import MINE_ENV
 from tests.sandbox_settings import sandbox_settings
 
@@ -89,8 +89,8 @@ def test_an_imitation_start_cannot_take_an_action_subset(mined, tmp_path):
 
 
 def test_an_auto_mine_is_mined_on_the_runs_episode_length(tmp_path):
-    from ace_core.mining import MineSpec
-    from ace_core.pretrain_start import ImitationStart
+    from ace_core.imitation.mining import MineSpec
+    from ace_core.imitation.pretrain import ImitationStart
 
     def auto_mine(**settings):
         (only,) = ImitationStart(TrainConfig(**SHORT, pretrain_mine="auto", **settings), tmp_path).mine_dirs()
@@ -104,8 +104,8 @@ def test_an_auto_mine_is_mined_on_the_runs_episode_length(tmp_path):
 
 
 def test_auto_mines_the_heavier_days_too_each_in_the_mine_the_command_line_would_make(tmp_path):
-    from ace_core.mining import MineSpec
-    from ace_core.pretrain_start import ImitationStart
+    from ace_core.imitation.mining import MineSpec
+    from ace_core.imitation.pretrain import ImitationStart
 
     config = TrainConfig(**SHORT, pretrain_mine="auto", pretrain_demand_scales="1.05, 1.1").validate()
     assert config.pretrain_scales() == (1.0, 1.05, 1.1)

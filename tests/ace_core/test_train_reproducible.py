@@ -15,7 +15,7 @@ import hashlib, sys
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.events import MemorySink
-from ace_core.train import train
+from ace_core.training.trainer import train
 result = train(TrainConfig(**{config!r}), MemorySink(), sys.argv[1])
 digest = hashlib.sha256()
 for name in ("actor", "qf1", "qf2"):

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.agents import greedy_search
+from ace_core.agents.greedy import greedy_search
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import MAX_STEPS, TrainConfig
 from ace_core.events import MemorySink, MetricsEvent
-from ace_core.train import Trainer, train
+from ace_core.training.trainer import Trainer, train
 from tests.sandbox_settings import sandbox_settings
 
 TINY = sandbox_settings(steps=300, checkpoint_every=150, teacher_top_k=2, teacher_budget=4)
@@ -59,7 +59,7 @@ def test_without_teacher_nothing_is_simulated_and_nothing_is_counted(tmp_path, m
     def no_simulation(*args, **kwargs):
         raise AssertionError("the expert was called with teacher_prob=0")
 
-    monkeypatch.setattr("ace_core.teacher.greedy_search", no_simulation)
+    monkeypatch.setattr("ace_core.training.teacher.greedy_search", no_simulation)
     sink = MemorySink()
     result = train(TrainConfig(**TINY, teacher_prob=0.0), sink, tmp_path)
     assert result.decisions > 0

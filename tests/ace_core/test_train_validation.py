@@ -5,13 +5,13 @@ import json
 import pytest
 import torch
 
-from ace_core.agents import load_agent
+from ace_core.agents.spec import load_agent
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import scenarios
-from ace_core.train import Trainer, train
+from ace_core.training.trainer import Trainer, train
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ace_core.__main__ import main
-from ace_core.grid.days import (
+from ace_core.grid.days.generate import (
     DEFAULT_DAYS_PYTHON,
     generate_days,
     prepare_env_folder,
@@ -16,7 +16,7 @@ from ace_core.grid.days import (
 )
 from ace_core.grid.envs import bundled_env_dir, dataset_fingerprint, env_dir, make_env
 from ace_core.grid.scenarios import chronic_lengths, scenarios
-from ace_core.mining import MineSpec
+from ace_core.imitation.mining import MineSpec
 
 ENV = "l2rpn_idf_2023"
 DAYS_PYTHON = Path(os.environ.get("GRIDACE_DAYS_PYTHON") or DEFAULT_DAYS_PYTHON)

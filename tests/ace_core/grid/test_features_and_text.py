@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ace_core.agents import load_sac
+from ace_core.agents.sac import load_sac
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.text import action_text, state_text
 from ace_core.live import untrained_policy

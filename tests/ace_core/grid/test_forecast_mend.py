@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from ace_core.grid.forecast_mend import forecast_rows_above_pmax, mend_forecasts, mend_week
+from ace_core.grid.days.forecast_mend import forecast_rows_above_pmax, mend_forecasts, mend_week
 
 PMAX = pd.Series({"nuclear": 400.0, "wind": 50.0})
 

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from ace_core.agents import greedy_candidates
 from ace_core.grid.action_space import build_action_space
+from ace_core.grid.candidates import greedy_candidates
 from ace_core.grid.envs import make_env
 from ace_core.grid.forecasts import (
     ForecastError,

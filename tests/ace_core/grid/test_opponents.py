@@ -7,7 +7,7 @@ from grid2op.Episode import EpisodeData
 from grid2op.Opponent import BaseOpponent, RandomLineOpponent, WeightedRandomOpponent
 
 from ace_core.errors import ConfigError
-from ace_core.evaluate import evaluate
+from ace_core.evaluation.runner import evaluate
 from ace_core.grid.envs import make_env
 from ace_core.grid.opponents import ATTACK_DURATION, ATTACKED_LINES, opponent_kwargs
 

@@ -10,8 +10,8 @@ import pytest
 
 from ace_core.errors import ConfigError
 from ace_core.grid import region_cut
-from ace_core.grid.case118_source import SOURCES, WCCI_2020_LOAD_SCALE, chronix2grid_case_dir
-from ace_core.grid.days import DEFAULT_DAYS_PYTHON, generate_days, week_name
+from ace_core.grid.days.case118_source import SOURCES, WCCI_2020_LOAD_SCALE, chronix2grid_case_dir
+from ace_core.grid.days.generate import DEFAULT_DAYS_PYTHON, generate_days, week_name
 from ace_core.grid.envs import bundled_env_dir, make_env
 from ace_core.grid.scenarios import chronic_lengths
 

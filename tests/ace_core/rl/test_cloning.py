@@ -7,8 +7,8 @@ import torch
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import DO_NOTHING, build_action_space
 from ace_core.grid.envs import make_env
-from ace_core.imitation import CloneConfig, behaviour_clone, top_masks
-from ace_core.imitation_data import load_dataset
+from ace_core.imitation.cloning import CloneConfig, behaviour_clone, top_masks
+from ace_core.imitation.data import load_dataset
 from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.sac import SAC
 

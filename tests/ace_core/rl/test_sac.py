@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.anchor import AnchorBatch
+from ace_core.imitation.anchor import AnchorBatch
 from ace_core.rl.buffer import SOURCE_LLM, SOURCE_RL, ReplayBuffer, Transition
 from ace_core.rl.sac import SAC, SACConfig
 

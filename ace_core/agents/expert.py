@@ -1,0 +1,187 @@
+"""The greedy expert: a wide one-step search by simulation, worth imitating.
+
+At each step:
+
+1. **Reconnect first**: the default action is reconnect-or-nothing (a line whose cooldown is
+   over goes back in service).
+2. **Stressed** (max rho >= ``threshold``): simulate, in one batch with ``simulate_many``,
+
+   - the default,
+   - the mined action set first when one is given (``actions=FILE``), then the topologies this
+     expert has already played successfully in this process (the search learns them),
+   - "all to bus 1" for every split substation (going back to the reference topology),
+   - every legal topology of the substations at both ends of the ``lines`` most loaded lines,
+     each substation's configurations closest to its current one first (fewest elements changing
+     bus), round-robin over the substations,
+
+   at most ``budget`` candidates in all (on the 36-bus grids, every topology of every substation
+   but the 65,505 of substation 16, of which the closest ones fit). Topology actions that change
+   nothing (:func:`~ace_core.grid.candidates.disguised_noops`) are never candidates.
+3. **Pick** the candidate with the lowest simulated max rho (a game over or an illegal action
+   counts as infinity). **Tie-break**: max rho rounded to 1e-3, then the fewest elements changing
+   bus, then the order above, so the default wins every tie and a topology is played only when it
+   strictly lowers the simulated max rho.
+   **N-1** (``n1=K``, off by default): the K best candidates by the order above that do not end
+   the game are each re-simulated and screened for the loss of every line
+   (:func:`~ace_core.grid.contingency.screen_actions`, LightSim2Grid's contingency analysis), and
+   the pick is the one with the best worst single outage: first the fewest outages that cut off a
+   load or generator or diverge, then the lowest max rho after the worst other outage (to 1e-3),
+   then the order above (simulated max rho, bus changes, list order). So with K >= 2 the expert may
+   play a candidate with a slightly higher max rho now for a grid that survives losing a line
+   better. Each screening is counted in ``Search.screened`` (contingency analyses), its
+   re-simulation among the simulations.
+4. **Calm** (max rho < ``safe``) with a split substation: simulate putting each split substation
+   back to the reference topology and play the best one if its simulated max rho stays below
+   ``safe``; otherwise the default.
+
+Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
+``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
+``greedy:n1=4``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ace_core.config.expert import ExpertConfig, parse_expert_spec
+from ace_core.errors import AgentSpecError
+from ace_core.grid import candidates as cand
+from ace_core.grid.action_set import load_action_set
+from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.contingency import N1Screen, screen_actions
+from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
+
+
+@dataclass
+class Search:
+    """What one step of the expert saw: the candidates it simulated and their outcomes."""
+
+    action: int
+    candidates: list[int]
+    max_rho: list[float]
+    """simulated max rho of each candidate (inf: game over or illegal)"""
+    stressed: bool
+    screened: int = 0
+    """contingency analyses run to pick the action (``n1``), each after a re-simulation"""
+
+
+def max_rho(outcome: Simulated) -> float:
+    """Max rho one step after an action; infinity for a game over or an illegal action."""
+    value = max_rho_after(outcome)
+    return float("inf") if value is None else value
+
+
+def rank_key(rho: float, changes: int, position: int) -> tuple[float, int, int]:
+    """The expert's order: lowest max rho (to 1e-3), then fewest bus changes, then list order."""
+    return (round(rho, 3) if np.isfinite(rho) else float("inf"), changes, position)
+
+
+def n1_key(screen: N1Screen | None) -> tuple[float, float]:
+    """The N-1 order: fewest outages that cut off a load or generator or diverge, then the lowest
+    max rho after the worst other outage (to 1e-3); an unscreened grid comes last."""
+    if screen is None or screen.error:
+        return (float("inf"), float("inf"))
+    worst = screen.worst_rho
+    return (float(len(screen.diverged)), round(worst, 3) if worst is not None else 0.0)
+
+
+def expert_from_spec(spec: str, space: ActionSpace, g2op_space) -> Expert:
+    """The expert an agent spec (``greedy...``) names, with its mined action set loaded and checked."""
+    kind, _, argument = spec.partition(":")
+    if kind != "greedy":
+        raise AgentSpecError(
+            f"unknown expert {spec!r}; accepted: greedy, greedy:BUDGET, greedy:key=value,..."
+        )
+    return Expert.from_config(space, g2op_space, parse_expert_spec(argument))
+
+
+class Expert:
+    """The search of the module docstring, reusable by the agent and the miner."""
+
+    def __init__(self, space: ActionSpace, g2op_space, config: ExpertConfig, mined: list[int] | None = None):
+        self.space = space
+        self.g2op_space = g2op_space
+        self.config = config
+        self.mined = list(mined or [])
+        self.played: Counter[int] = Counter()
+
+    @classmethod
+    def from_config(cls, space: ActionSpace, g2op_space, config: ExpertConfig) -> Expert:
+        mined = load_action_set(config.actions, space) if config.actions else None
+        return cls(space, g2op_space, config, mined)
+
+    def candidates(self, obs, default: int) -> list[int]:
+        space, mask = self.space, self.space.action_mask(obs)
+        noop = cand.disguised_noops(obs, space)
+        learned = [i for i, _ in self.played.most_common(self.config.learned)]
+        first = [i for i in [*self.mined, *learned] if mask[i]]
+        subs = cand.loaded_substations(obs, space, self.config.lines)
+        per_sub = [cand.substation_topologies(obs, space, sub, mask) for sub in subs]
+        depth = max((len(rows) for rows in per_sub), default=0)
+        searched = [rows[k] for k in range(depth) for rows in per_sub if k < len(rows)]
+        ordered = [default, *cand.legal_reconnections(obs, space, mask), *first]
+        ordered += [*cand.reference_topologies(obs, space, mask), *searched]
+        unique = [i for i in dict.fromkeys(ordered) if not noop[i]]
+        return unique[: self.config.budget]
+
+    def evaluate(self, obs, indices: list[int]) -> list[float]:
+        outcomes = simulate_many(obs, [self.space.to_grid2op(i, self.g2op_space) for i in indices])
+        return [max_rho(o) for o in outcomes]
+
+    def best(self, obs, indices: list[int], scores: list[float]) -> int:
+        changes = [self._changes(obs, i) for i in indices]
+        order = min(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        return indices[order]
+
+    def best_n1(self, obs, indices: list[int], scores: list[float]) -> tuple[int, int]:
+        """(action, contingency analyses run): :meth:`best`, or with ``n1=K`` the best K that do not
+        end the game re-ranked by their worst single outage (step 3 of the module docstring)."""
+        changes = [self._changes(obs, i) for i in indices]
+        order = sorted(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        top = [k for k in order if np.isfinite(scores[k])][: self.config.n1]
+        if len(top) < 2:
+            return indices[order[0]], 0
+        actions = [self.space.to_grid2op(indices[k], self.g2op_space) for k in top]
+        screens = screen_actions(obs, actions)
+        best = min(
+            range(len(top)),
+            key=lambda j: (*n1_key(screens[j]), *rank_key(scores[top[j]], changes[top[j]], top[j])),
+        )
+        return indices[top[best]], len(top)
+
+    def search(self, obs, known: dict[int, float] | None = None) -> Search:
+        """One step of the module docstring. ``known``: candidates someone already simulated (action
+        -> max rho, the default first), ranked with the search's own and not simulated again, so
+        ``len(candidates) - len(known)`` simulations are spent."""
+        default = cand.real_action(obs, self.space, cand.reconnect_or_nothing(obs))
+        if obs.rho.max() >= self.config.threshold:
+            known = known or {}
+            fresh = [i for i in self.candidates(obs, default) if i not in known]
+            indices = [*known, *fresh]
+            scores = [*known.values(), *self.evaluate(obs, fresh)]
+            action, screened = self.best_n1(obs, indices, scores)
+            if action >= self.space.first_topology:
+                self.played[action] += 1
+            return Search(action, indices, scores, True, screened)
+        if default == 0 and obs.rho.max() < self.config.safe:
+            revert = cand.reference_topologies(obs, self.space)
+            if revert:
+                scores = self.evaluate(obs, revert)
+                best = self.best(obs, revert, scores)
+                if scores[revert.index(best)] < self.config.safe:
+                    return Search(best, revert, scores, False)
+                return Search(0, revert, scores, False)
+        return Search(default, [], [], False)
+
+    def _changes(self, obs, index: int) -> int:
+        """Elements an action moves to another bus (0 for do-nothing, 1 for a reconnection)."""
+        if index < self.space.first_topology:
+            return int(index > 0)
+        sub, buses = self.space.bits_of(index)
+        start = self.space.sub_start[sub]
+        current = np.asarray(obs.topo_vect[start : start + len(buses)])
+        same = int(((buses != current) & (current > 0)).sum())
+        return min(same, int(((3 - buses != current) & (current > 0)).sum()))

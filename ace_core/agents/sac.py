@@ -1,0 +1,180 @@
+"""The trained SAC/ACE policy as a grid2op agent: plain, judged by its own critics, or checked by simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ace_core.agents.baselines import TimedAgent
+from ace_core.agents.expert import Expert, max_rho
+from ace_core.agents.greedy import best_simulated
+from ace_core.checkpoint import check_same_space, load_checkpoint
+from ace_core.config import TrainConfig
+from ace_core.errors import AgentSpecError
+from ace_core.grid.action_space import ActionSpace, build_action_space
+from ace_core.grid.candidates import disguised_noops, real_action, reconnect_or_nothing
+from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.simulate import simulate_rho
+from ace_core.rl.sac import SAC
+
+DEFAULT_CHECKED_K = 10
+"""how many of the policy's most likely actions ``sac-checked`` simulates unless told"""
+
+
+class SacAgent(TimedAgent):
+    def __init__(self, env, space: ActionSpace, sac: SAC, features: FeatureBuilder, rho_threshold: float):
+        super().__init__(env, space)
+        self.sac = sac
+        self.features = features
+        self.rho_threshold = rho_threshold
+
+    def choose(self, obs) -> int:
+        if obs.rho.max() < self.rho_threshold:
+            return reconnect_or_nothing(obs)
+        return self.real(obs, self.sac.act(self.features(obs), self.space.top_mask(obs), None))
+
+    def real(self, obs, action: int) -> int:
+        """The action played for the policy's choice: a no-op in disguise becomes do-nothing."""
+        played = real_action(obs, self.space, action)
+        self.stats["folded_noops"] += int(played != action)
+        self.count_decision(True, played)
+        return played
+
+    def candidates(self, obs, default: int, k: int) -> tuple[np.ndarray, list[int]]:
+        """(features, ``default`` then the policy's ``k`` most likely actions in its order), the
+        no-ops in disguise left out and counted."""
+        features = self.features(obs)
+        ranked = self.sac.policy(features, self.space.top_mask(obs)).top_k(k)
+        noop = disguised_noops(obs, self.space)
+        self.stats["folded_noops"] += sum(int(noop[index]) for index, _ in ranked)
+        return features, [default] + [index for index, _ in ranked if index != default and not noop[index]]
+
+
+class CriticSacAgent(SacAgent):
+    """The policy's top-k and reconnect-or-nothing, judged by the policy's critics instead of a
+    simulator: the highest ``min(Q1, Q2)`` is played, reconnect-or-nothing on a tie."""
+
+    def __init__(self, env, space, sac, features, rho_threshold: float, k: int = 1):
+        super().__init__(env, space, sac, features, rho_threshold)
+        self.k = k
+
+    def choose(self, obs) -> int:
+        default = reconnect_or_nothing(obs)
+        if obs.rho.max() < self.rho_threshold:
+            return default
+        features, candidates = self.candidates(obs, default, self.k)
+        action = candidates[int(np.argmax(self.sac.critic_values(features, candidates)))]
+        self.count_decision(True, action)
+        return action
+
+
+class CheckedSacAgent(SacAgent):
+    """The policy's top-k, checked by simulation against reconnect-or-nothing: all of them in one
+    batch (the lowest simulated max rho wins), or with ``stop`` one at a time until one's simulated
+    max rho is below ``stop``. With an ``expert`` as well, a step where none is below ``stop`` goes
+    on with that expert's search (the candidates already simulated are not simulated again), and
+    the best of everything simulated by the expert's order is played. With a ``reverter``, calm
+    steps are the expert's: back to the reference topology when it is safe. With ``critic_order``
+    the policy's candidates are tried in the order its critics value them."""
+
+    def __init__(
+        self,
+        env,
+        space,
+        sac,
+        features,
+        rho_threshold: float,
+        k: int = DEFAULT_CHECKED_K,
+        stop: float | None = None,
+        expert: Expert | None = None,
+        reverter: Expert | None = None,
+        critic_order: bool = False,
+    ):
+        super().__init__(env, space, sac, features, rho_threshold)
+        self.k = k
+        self.critic_order = critic_order
+        self.stop = stop
+        self.expert = expert
+        self.reverter = reverter
+        self.stats["expert_steps"] = 0  # stressed steps handed to the expert (fallback)
+
+    def reset(self, obs) -> None:
+        if self.expert is not None:
+            self.expert.played.clear()  # what the search learns stays within an episode
+
+    def choose(self, obs) -> int:
+        default = reconnect_or_nothing(obs)
+        if obs.rho.max() < self.rho_threshold:
+            if self.reverter is None:
+                return default
+            calm = self.reverter.search(obs)  # back to the reference topology when it is safe
+            self.stats["simulate_calls"] += len(calm.candidates)
+            return calm.action
+        features, candidates = self.candidates(obs, default, self.k)
+        if self.critic_order and len(candidates) > 2:
+            values = self.sac.critic_values(features, candidates[1:])
+            candidates = [default] + [candidates[1 + i] for i in np.argsort(-values, kind="stable")]
+        if self.stop is None:
+            self.stats["simulate_calls"] += len(candidates)
+            action = best_simulated(obs, self.space, self.action_space, candidates)[0]
+        else:
+            tried = self.first_safe(obs, candidates)
+            action = min(tried, key=tried.get)  # dicts keep order: the earlier candidate wins ties
+            if self.expert is not None and tried[action] >= self.stop:
+                action = self.expert_search(obs, tried)
+        self.count_decision(True, action)
+        return action
+
+    def first_safe(self, obs, candidates: list[int]) -> dict[int, float]:
+        """Simulated max rho of the candidates, in order, up to the first below ``stop``."""
+        tried: dict[int, float] = {}
+        for index in candidates:
+            self.stats["simulate_calls"] += 1
+            tried[index] = max_rho(simulate_rho(obs, self.space.to_grid2op(index, self.action_space)))
+            if tried[index] < self.stop:
+                break
+        return tried
+
+    def expert_search(self, obs, tried: dict[int, float]) -> int:
+        """The expert's pick among its own candidates and those already ``tried``."""
+        search = self.expert.search(obs, known=tried)
+        self.stats["expert_steps"] += 1
+        self.stats["simulate_calls"] += len(search.candidates) - len(tried) + search.screened
+        return search.action
+
+
+def load_sac(
+    path: Path, env, space: ActionSpace | None = None
+) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
+    """The trained policy of a run, refusing a checkpoint made on another action space."""
+    return sac_from_state(load_checkpoint(path), env, space, str(path))
+
+
+def sac_from_state(
+    state: dict, env, space: ActionSpace | None = None, where: str = "in memory"
+) -> tuple[SAC, ActionSpace, FeatureBuilder, TrainConfig]:
+    """The policy of a loaded checkpoint (:func:`load_sac` without the file: a mine's Ray workers
+    get the state from the driver, not a path they may not see)."""
+    space = space or build_action_space(env)
+    if state.get("subset") is not None and space.subset is None:
+        space = space.restrict(space.first_topology + np.asarray(state["subset"]))
+    check_same_space(state, space.fingerprint(), where)
+    config = TrainConfig.from_dict(state["config"])
+    features = FeatureBuilder.for_policy(env, state)
+    sac = SAC(features.size, space, config.sac)
+    with torch.no_grad():
+        sac.load_state_dict(state["sac"])
+    return sac, space, features, config
+
+
+def refuse_untrained_critics(sac: SAC, spec: str, path: str) -> None:
+    """An agent that reads the critics needs critics RL has trained: a clone's, or a best.pt kept
+    before the run's first update, are their random start."""
+    if sac.updates == 0:
+        raise AgentSpecError(
+            f"{spec!r} reads the policy's critics, and the policy in {path} has none trained "
+            "(0 RL updates: a clone, or a best.pt kept before RL's first update); "
+            f"use sac:{path} or sac-checked:{path}, or a run whose best.pt comes after RL updates"
+        )

@@ -1,0 +1,74 @@
+"""The expert's settings (:class:`ExpertConfig`) and the ``greedy:...`` spec that names them.
+
+They live with the other configs, since a run's teacher and mines name an expert by these settings;
+the search itself is :mod:`ace_core.agents.expert`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from ace_core.errors import AgentSpecError
+
+
+@dataclass(frozen=True)
+class ExpertConfig:
+    budget: int = 3000
+    """most candidates simulated per stressed step (the default action included)"""
+    lines: int = 2
+    """the substations at both ends of this many most loaded lines are searched"""
+    threshold: float = 0.9
+    """the expert searches when max rho reaches this"""
+    safe: float = 0.8
+    """below this max rho, a split substation may go back to all-on-bus-1 if it stays below (0: never)"""
+    actions: str = ""
+    """a mined action set (action_set.json) simulated first; empty: none"""
+    learned: int = 50
+    """the expert's own most played topologies simulated first (0: off)"""
+    n1: int = 0
+    """the best K candidates are re-ranked by their worst single-line outage (0: off; see step 3)"""
+
+    def key(self) -> dict:
+        """The settings that identify the expert (e.g. in mine cache keys). Settings added later
+        appear only when they differ from their default, so existing mines keep their key."""
+        key = asdict(self)
+        for name in _ADDED_LATER:
+            if key[name] == getattr(ExpertConfig, name):
+                del key[name]
+        return key
+
+
+_ADDED_LATER = ("n1",)
+
+
+EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
+
+
+def parse_expert_spec(argument: str) -> ExpertConfig:
+    """``""`` -> defaults; ``"64"`` -> budget 64; ``"budget=500,lines=1"`` -> those settings."""
+    if not argument:
+        return ExpertConfig()
+    if argument.lstrip("-").isdigit():
+        if int(argument) < 1:
+            raise AgentSpecError(f"greedy budget {argument!r} must be a positive integer, e.g. greedy:64")
+        argument = f"budget={argument}"
+    types = {f.name: f.type for f in fields(ExpertConfig)}
+    values: dict = {}
+    for item in argument.split(","):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in types:
+            raise AgentSpecError(
+                f"greedy setting {item!r} is not understood; accepted: greedy, greedy:BUDGET or "
+                f"greedy:key=value,... with keys {', '.join(types)}"
+            )
+        try:
+            values[key] = raw if types[key] == "str" else (int if types[key] == "int" else float)(raw)
+        except ValueError:
+            raise AgentSpecError(f"greedy setting {key}={raw!r} must be a {types[key]}") from None
+    config = ExpertConfig(**values)
+    if config.budget < 1 or config.lines < 1 or config.learned < 0 or config.n1 < 0:
+        raise AgentSpecError(
+            f"greedy budget and lines must be positive and learned and n1 >= 0, got {argument!r}"
+        )
+    return config

@@ -1,0 +1,118 @@
+"""The imitation start: a run's policy cloned from the expert's mined decisions before RL.
+
+With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, or with ``auto``
+the mine of its env's train days (expert ``pretrain_expert``, grid seeds
+``0..pretrain_seeds-1``) in the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
+every run asking for the same mine reuses it; mined here with Ray on one worker), and one more
+mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`). It then
+clones the expert from every mine into ``<run>/pretrain/`` (:func:`ace_core.imitation.cloning.pretrain`, ``pretrain_epochs``
+epochs, the run's hidden size and seed), and the trainer starts from that policy as it starts
+from ``init_from``: its networks and feature scale.
+
+A resumed run finds ``pretrain/checkpoint.pt`` and neither mines nor clones again. A given mine
+made on another grid, or a corrupt one, is refused (:class:`~ace_core.imitation.data.DatasetError`)
+when the trainer is built, before any file is written.
+
+Progress reaches the sink as metrics at step 0, the share done of each phase:
+``pretrain/mining`` (episodes of the mine on disk) and ``pretrain/cloning`` (0 when it starts, 1
+when done, with ``pretrain/agreement_after``, the held-out agreement with the expert).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ace_core.checkpoint import CHECKPOINT_NAME
+from ace_core.config import TrainConfig
+from ace_core.events import EventSink, MetricsEvent
+from ace_core.grid.action_space import ActionSpace
+from ace_core.imitation.data import check_dataset
+from ace_core.rl.rng_state import preserved_rng
+
+PRETRAIN_DIR = "pretrain"
+
+
+class ImitationStart:
+    def __init__(self, config: TrainConfig, out_dir: Path) -> None:
+        self.config = config
+        self.dir = Path(out_dir) / PRETRAIN_DIR
+        self.checkpoint = self.dir / CHECKPOINT_NAME
+
+    def done(self) -> bool:
+        """Whether the cloned policy is on disk (a resumed or restarted run)."""
+        return self.checkpoint.is_file()
+
+    def check(self, space: ActionSpace) -> None:
+        """Refuse a given mine from another grid or a corrupt one (an auto mine is the run's own)."""
+        if self.config.pretrain_mine != "auto":
+            check_dataset(self.config.pretrain_mine, space)
+
+    def run(self, sink: EventSink, episodes: int) -> Path:
+        """Mine (or reuse the mine), clone it, and return the cloned policy's checkpoint.
+        ``episodes``: the train days of the run, to report the mining's progress."""
+        from ace_core.imitation.cloning import CloneConfig, pretrain
+
+        mine_dirs = self._mine(sink, episodes * self.config.pretrain_seeds)
+        sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
+        clone = CloneConfig(epochs=self.config.pretrain_epochs, seed=self.config.seed)
+        with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
+            report = pretrain(self.config.env, mine_dirs, self.dir, clone, hidden=self.config.sac.hidden)
+        values = {
+            "pretrain/cloning": 1.0,
+            "pretrain/agreement_before": report["agreement_before"],
+            "pretrain/agreement_after": report["agreement_after"],
+            "pretrain/loss_last_epoch": report["loss_last_epoch"],
+        }
+        sink.emit(MetricsEvent(step=0, values=values))
+        return self.checkpoint
+
+    def _specs(self) -> list:
+        """The auto mines: the train days as they are, then at each heavier demand scale."""
+        from ace_core.imitation.mining import MineSpec
+
+        return [
+            MineSpec(
+                env=self.config.env,
+                expert=self.config.pretrain_expert,
+                seeds=self.config.pretrain_seeds,
+                episode_length=self.config.episode_length,
+                opponent=self.config.opponent,
+                demand_scale=scale,
+            )
+            for scale in self.config.pretrain_scales()
+        ]
+
+    def mine_dirs(self) -> list[Path]:
+        """The mines the policy is cloned from: the one given, or the shared cache's (auto)."""
+        if self.config.pretrain_mine != "auto":
+            return [Path(self.config.pretrain_mine)]
+        return [spec.default_dir().resolve() for spec in self._specs()]
+
+    def _mine(self, sink: EventSink, episodes: int) -> list[Path]:
+        """Mine what is not mined yet; ``episodes``: those of one mine (progress counts them all)."""
+        if self.config.pretrain_mine != "auto":
+            return self.mine_dirs()
+        from ace_core.imitation.mining import mine
+
+        outs = self.mine_dirs()
+        total = max(episodes * len(outs), 1)
+
+        def progress(text: str) -> None:
+            print(text, file=sys.stderr, flush=True)
+            done = sum(
+                len(list((out / "episodes").glob("*.npz"))) for out in outs if (out / "episodes").is_dir()
+            )
+            sink.emit(MetricsEvent(step=0, values={"pretrain/mining": min(done / total, 1.0)}))
+
+        sink.emit(MetricsEvent(step=0, values={"pretrain/mining": 0.0}))
+        decisions = 0
+        for spec, out in zip(self._specs(), outs):
+            with preserved_rng():
+                decisions += mine(spec, out, workers=1, log=progress)["decisions"]
+        sink.emit(
+            MetricsEvent(
+                step=0, values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(decisions)}
+            )
+        )
+        return outs

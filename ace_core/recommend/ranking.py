@@ -1,0 +1,150 @@
+"""The safety order of candidate actions, and when one is worse than doing nothing.
+
+Candidates are sorted by a lexicographic key, lower is safer; each criterion only decides
+between candidates equal on every criterion before it:
+
+1. **no game over**: the one-step simulation survives;
+2. **overloads cleared**: how many of the lines overloaded now are still overloaded after;
+3. **no new overload**: how many lines are overloaded after that are not now;
+4. **N-1 worst case**: first the number of single outages that split the grid or make the power
+   flow diverge (each one a game over if it happens), then the highest rho any single outage
+   leads to, counted only above 100 % (every N-1-secure candidate ties here) and in steps of
+   1 % (smaller differences are within what forecasts can tell);
+5. **look-ahead worst case**: a game over within the horizon first (the earlier the worse), then
+   the highest max rho over the horizon, again only above 100 % and in steps of 1 %; a
+   candidate whose look-ahead was not computed comes after those whose look-ahead was;
+6. **max rho now**: the simulated max rho one step ahead;
+7. **the policy's confidence** (higher first).
+
+A candidate is **rejected** (never a recommendation, listed with the reason) when it is not
+allowed now, when its simulation ends in a game over, when it leaves more lines overloaded or
+a higher max rho one step ahead than doing nothing, when it changes nothing (the same max rho
+and N-1 worst case as doing nothing, e.g. buses set where they already are), or when it is less
+safe than doing nothing by criteria 1-5 (criterion 5 only when both look-aheads were computed).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ace_core.recommend.outcomes import Candidate
+
+RHO_STEP = 0.01
+MAX_RHO_TOLERANCE = 1e-6
+"""power-flow round-off: two candidates with the same grid give max rho equal to ~1e-7"""
+
+
+def _over(rho: float) -> float:
+    """0 below 100 %, else rho in 1 % steps (rounded up so that 100.2 % does not tie with 100 %)."""
+    if rho < 1.0:
+        return 0.0
+    return math.ceil(round(rho / RHO_STEP, 6)) * RHO_STEP
+
+
+def n1_key(candidate: Candidate) -> tuple[float, float]:
+    n1 = candidate.n1
+    if n1 is None or n1.error:
+        return (math.inf, math.inf)
+    worst = n1.worst_rho
+    return (float(len(n1.diverged)), _over(worst) if worst is not None else 0.0)
+
+
+def look_ahead_key(candidate: Candidate) -> tuple[float, float]:
+    la = candidate.look_ahead
+    if la is None or la.skipped:
+        return (math.inf, math.inf)
+    if la.game_over_step is not None:
+        return (1.0 / la.game_over_step, math.inf)  # sooner is worse
+    return (0.0, _over(la.worst_rho))
+
+
+def safety_key(candidate: Candidate) -> tuple:
+    """The lexicographic key of the module docstring (lower is safer)."""
+    still_overloaded = set(candidate.overloads_after) - set(candidate.new_overloads)
+    return (
+        int(candidate.failed),
+        len(still_overloaded),
+        len(candidate.new_overloads),
+        *n1_key(candidate),
+        *look_ahead_key(candidate),
+        math.inf if candidate.max_rho_after is None else candidate.max_rho_after,
+        -candidate.confidence,
+    )
+
+
+def rejection(candidate: Candidate, reference: Candidate) -> str:
+    """Why ``candidate`` is worse than doing nothing (``reference``); empty when it is not."""
+    if candidate.illegal:
+        return candidate.outcome
+    if candidate.game_over:
+        return "game over in simulation" + ("" if reference.game_over else " (doing nothing survives)")
+    if reference.game_over:
+        return ""
+    n_after, n_ref = len(candidate.overloads_after), len(reference.overloads_after)
+    if n_after > n_ref:
+        return f"leaves {n_after} overloaded line(s) where doing nothing leaves {n_ref}"
+    if candidate.max_rho_after > reference.max_rho_after + MAX_RHO_TOLERANCE:
+        return (
+            f"raises max rho to {candidate.max_rho_after:.1%} where doing nothing gives "
+            f"{reference.max_rho_after:.1%}"
+        )
+    if _same_as(candidate, reference):
+        return "changes nothing: the same outcome as doing nothing"
+    mine, ref = safety_key(candidate), safety_key(reference)
+    if mine[1:3] > ref[1:3]:
+        return (
+            f"less safe than doing nothing one step ahead: {mine[1]} overload(s) kept and {mine[2]} "
+            f"new, where doing nothing keeps {ref[1]} and creates {ref[2]}"
+        )
+    if mine[1:3] == ref[1:3] and mine[3:5] > ref[3:5]:
+        return f"less N-1 secure than doing nothing: {_n1_words(candidate)} against {_n1_words(reference)}"
+    if mine[1:5] == ref[1:5] and _both_looked_ahead(candidate, reference) and mine[5:7] > ref[5:7]:
+        return (
+            f"worse than doing nothing over the next hour: {candidate.look_ahead.status} against "
+            f"{reference.look_ahead.status}"
+        )
+    return ""
+
+
+def _same_as(candidate: Candidate, reference: Candidate) -> bool:
+    """The same grid as doing nothing (e.g. buses set to where they already are): the same max
+    rho and the same N-1 worst case, to round-off."""
+    if abs(candidate.max_rho_after - reference.max_rho_after) > 1e-9:
+        return False
+    mine, ref = candidate.n1, reference.n1
+    if mine is None or ref is None or mine.worst_rho is None or ref.worst_rho is None:
+        return False
+    return abs(mine.worst_rho - ref.worst_rho) <= 1e-9
+
+
+def _both_looked_ahead(a: Candidate, b: Candidate) -> bool:
+    return all(c.look_ahead is not None and not c.look_ahead.skipped for c in (a, b))
+
+
+def _n1_words(candidate: Candidate) -> str:
+    n1 = candidate.n1
+    if n1 is None or n1.error:
+        return "not screened"
+    worst = n1.worst
+    text = (
+        f"worst outage {worst.line_name} -> {worst.worst_line_name} at {worst.max_rho:.1%}"
+        if worst
+        else "no outage"
+    )
+    if n1.diverged:
+        text += f", {len(n1.diverged)} outage(s) diverge"
+    return text
+
+
+def rank(candidates: list[Candidate], reference: Candidate) -> tuple[list[Candidate], list[Candidate]]:
+    """(recommendations best first with their rank set, rejected with their reason set)."""
+    kept, rejected = [], []
+    for candidate in candidates:
+        candidate.rejected_because = rejection(candidate, reference)
+        (rejected if candidate.rejected_because else kept).append(candidate)
+    kept.sort(key=safety_key)
+    for i, candidate in enumerate(kept):
+        candidate.rank = i + 1
+    for candidate in rejected:
+        candidate.rank = None
+    return kept, rejected

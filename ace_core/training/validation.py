@@ -1,0 +1,120 @@
+"""Validation: how the policy as it stands plays the validation days, and which policy was best.
+
+Every ``validate_every`` agent decisions (from decision 0, the starting policy, and once more at
+the end of a run that reached its budget) the trainer asks a :class:`Validator` to play the plain
+policy, the ``sac:`` agent of :mod:`ace_core.agents` (greedy argmax of the actor when max rho
+reaches the threshold, reconnect-or-nothing below it, no simulation), on every scenario of the
+``validation`` split with grid seeds ``0..validation_seeds-1``. The mean survival fraction decides
+which policy the run keeps as ``best.pt`` (ties keep the earlier one).
+
+With ``validation_demand_scale`` F != 1 the validation days are played twice: as they are, and with
+every load and production multiplied by F (:mod:`ace_core.grid.demand`). The days of a split are
+few, and a policy that holds them as they are may still fail on the next stressed day; the heavier
+copies are a harder test of the same days that separates policies the days as they are score
+alike. The survival that decides is the mean over both; each one is reported too.
+
+Validation has its own env: a fresh one per validation, and a fresh one per episode on grids with
+an opponent, whose state a grid2op env carries across seeded resets (as mining does), so a
+validation's figures do not depend on what was played before. It reads the networks without
+sampling and the trainer wraps it in :func:`~ace_core.rl.rng_state.preserved_rng`, so training
+goes on exactly as without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ace_core.agents.baselines import TimedAgent
+from ace_core.agents.sac import SacAgent
+from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.envs import make_env
+from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.scenarios import Scenario, reset_to
+from ace_core.rl.sac import SAC
+
+
+@dataclass(frozen=True)
+class Validation:
+    """One validation of the policy, at a point of the run."""
+
+    survival: float
+    """mean share of each validation day survived"""
+    reward: float
+    """mean episode reward"""
+    step: int
+    decisions: int
+    survival_by_demand: dict[str, float] = field(default_factory=dict)
+    """mean survival at each demand scale played ("1.0": the days as they are); empty when only
+    the days as they are were played"""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def has_opponent(env) -> bool:
+    """Whether ``env`` attacks lines (its opponent's state then outlives a seeded reset)."""
+    return int(env.get_params_for_runner().get("opponent_attack_duration", 0)) > 0
+
+
+class Validator:
+    def __init__(
+        self,
+        env_name: str,
+        space: ActionSpace,
+        scenarios: list[Scenario],
+        seeds: int,
+        rho_threshold: float,
+        demand_scale: float = 1.0,
+    ) -> None:
+        self.env_name = env_name
+        self.space = space
+        self.scenarios = scenarios
+        self.seeds = seeds
+        self.rho_threshold = rho_threshold
+        self.demand_scales = (1.0,) if demand_scale == 1.0 else (1.0, demand_scale)
+
+    def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
+        played = {str(scale): self._play_all(sac, features, scale) for scale in self.demand_scales}
+        survival = [value for values, _ in played.values() for value in values]
+        rewards = [value for _, values in played.values() for value in values]
+        by_demand = {scale: float(np.mean(values)) for scale, (values, _) in played.items()}
+        return Validation(
+            float(np.mean(survival)),
+            float(np.mean(rewards)),
+            step,
+            decisions,
+            by_demand if len(by_demand) > 1 else {},
+        )
+
+    def _play_all(self, sac: SAC, features: FeatureBuilder, scale: float) -> tuple[list[float], list[float]]:
+        """(survival fractions, episode rewards) of every (seed, scenario) at demand ``scale``."""
+        env = make_env(self.env_name, demand_scale=scale)
+        fresh_per_episode = has_opponent(env)
+        survival, rewards = [], []
+        try:
+            for seed in range(self.seeds):
+                for scenario in self.scenarios:
+                    if fresh_per_episode:
+                        env.close()
+                        env = make_env(self.env_name, demand_scale=scale)
+                    agent = SacAgent(env, self.space, sac, features, self.rho_threshold)
+                    steps, reward = play(env, agent, scenario, seed)
+                    survival.append(steps / scenario.length)
+                    rewards.append(reward)
+        finally:
+            env.close()
+        return survival, rewards
+
+
+def play(env, agent: TimedAgent, scenario: Scenario, seed: int) -> tuple[int, float]:
+    """(steps survived, episode reward) of ``agent`` on ``scenario`` with grid seed ``seed``."""
+    obs = reset_to(env, scenario, seed)
+    agent.reset(obs)
+    reward, done, steps, total = 0.0, False, 0, 0.0
+    while not done:
+        obs, reward, done, _ = env.step(agent.act(obs, reward, done))
+        steps += 1
+        total += float(reward)
+    return steps, total
