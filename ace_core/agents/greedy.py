@@ -11,7 +11,7 @@ from ace_core.agents.baselines import TimedAgent
 from ace_core.agents.expert import Expert, max_rho
 from ace_core.config.expert import ExpertConfig
 from ace_core.grid.action_space import ActionSpace
-from ace_core.grid.candidates import reconnect_or_nothing
+from ace_core.grid.candidates import greedy_candidates, reconnect_or_nothing
 from ace_core.grid.simulate import simulate_many
 
 DEFAULT_GREEDY_BUDGET = ExpertConfig.budget
