@@ -61,9 +61,10 @@ def set_up(clients: int, steps: int) -> tuple[int, list[str]]:
     from ace_core.live import untrained_policy
     from webapp.accounts.services import user_create_with_role
     from webapp.api.services import token_create
-    from webapp.operations.feed import SessionFeed
+    from webapp.jobs.models import JobStatus
     from webapp.operations.services import session_start, sessions_claim
-    from webapp.training.models import Checkpoint, RunStatus
+    from webapp.operations.worker.feed import SessionFeed
+    from webapp.training.models import Checkpoint
     from webapp.training.services.deployment import checkpoint_deploy
     from webapp.training.services.runs import run_launch
 
@@ -76,7 +77,7 @@ def set_up(clients: int, steps: int) -> tuple[int, list[str]]:
         username=f"bench-op-{stamp}", password="bench-password-123", role="operator"
     )
     run = run_launch(config=TrainConfig(env=ENV, steps=300), launched_by=engineer, label="api bench")
-    run.status = RunStatus.SUCCEEDED
+    run.status = JobStatus.SUCCEEDED
     run.save(update_fields=["status"])
     policy = untrained_policy(
         ENV, Path(tempfile.mkdtemp(prefix="gridace-api-bench-")) / "checkpoint.pt", hidden=64

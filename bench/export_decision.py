@@ -28,10 +28,9 @@ from grid2op.Runner import Runner  # noqa: E402
 
 from ace_core.agents.spec import load_agent  # noqa: E402
 from ace_core.config import TrainConfig  # noqa: E402
-from ace_core.events import NullSink  # noqa: E402
 from ace_core.grid.envs import make_env  # noqa: E402
 from ace_core.l2rpn.export import export_run  # noqa: E402
-from ace_core.training.trainer import Trainer  # noqa: E402
+from ace_core.training import run as train_run  # noqa: E402
 
 
 class Timed(BaseAgent):
@@ -82,7 +81,7 @@ def bench_env(name: str, steps: int, folder: Path) -> dict:
     run = folder / name / "run"
     # learning never starts: the checkpoint holds the initial weights, the code path is the same
     config = TrainConfig(env=name, steps=10, learning_starts=1_000_000, rho_threshold=0.0, seed=0)
-    Trainer(config, run, NullSink()).run()
+    train_run(config, run)
     meta = export_run(run, folder / name / "submission")
     sys.path.insert(0, str(folder / name))
     submission = importlib.import_module("submission")

@@ -193,9 +193,10 @@ def main() -> None:
 
     from ace_core.live import untrained_policy
     from webapp.accounts.services import role_groups_sync, user_create_with_role
+    from webapp.jobs.models import JobStatus
     from webapp.operations.models import LiveSession, SessionStep
     from webapp.operations.services import session_start
-    from webapp.training.models import Checkpoint, RunStatus, TrainingRun
+    from webapp.training.models import Checkpoint, TrainingRun
     from webapp.training.services.deployment import checkpoint_deploy
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -212,7 +213,7 @@ def main() -> None:
         config={},
         env="l2rpn_case14_sandbox",
         total_steps=1,
-        status=RunStatus.SUCCEEDED,
+        status=JobStatus.SUCCEEDED,
         launched_by=engineer,
         out_dir=str(var_dir),
     )

@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ace_core.config import TrainConfig  # noqa: E402
 from ace_core.evaluation.runner import evaluate  # noqa: E402
-from ace_core.events import JsonlSink  # noqa: E402
-from ace_core.training.trainer import Trainer, write_summary  # noqa: E402
+from ace_core.training import run  # noqa: E402
 
 EVAL_SEEDS = (0, 1, 2)
 
@@ -41,6 +40,23 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
 
 
 def main() -> None:
+    args = _arguments()
+    out = Path(args.out)
+    rows = {**_baseline_rows(args.env), "sac": _sac_row(args, out)}
+    result = {
+        "env": args.env,
+        "steps": args.steps,
+        "teacher_prob": args.teacher_prob,
+        "teacher_steps": args.teacher_steps,
+        "test_episodes_x_eval_seeds": len(EVAL_SEEDS),
+        "rows": rows,
+    }
+    _write(out, result)
+    print(json.dumps(result, indent=2))
+
+
+def _arguments() -> argparse.Namespace:
+    defaults = TrainConfig()
     parser = argparse.ArgumentParser()
     parser.add_argument("--env", default="rte_case14_realistic")
     parser.add_argument("--steps", type=int, default=30_000)
@@ -48,23 +64,30 @@ def main() -> None:
     parser.add_argument("--out", default="runs/sac_vs_baselines")
     parser.add_argument("--skip-train", action="store_true", help="reuse the runs already in --out")
     parser.add_argument(
-        "--teacher-prob", type=float, default=TrainConfig.teacher_prob, help="expert-guided exploration"
+        "--teacher-prob", type=float, default=defaults.get("teacher_prob"), help="expert-guided exploration"
     )
-    parser.add_argument("--teacher-steps", type=int, default=TrainConfig.teacher_steps)
-    args = parser.parse_args()
-    out = Path(args.out)
+    parser.add_argument("--teacher-steps", type=int, default=defaults.get("teacher_steps"))
+    return parser.parse_args()
+
+
+def _baseline_rows(env: str) -> dict[str, dict]:
     rows = {}
     for spec in ("do-nothing", "reconnect", "greedy"):
-        report = evaluate(args.env, spec, "test", seeds=EVAL_SEEDS)
+        report = evaluate(env, spec, "test", seeds=EVAL_SEEDS)
         rows[spec] = {
             "survival": _mean_std(_per_seed(report, "survival")),
             "reward": _mean_std(_per_seed(report, "reward")),
             "decision_ms_p95": report["decision_ms_p95"],
             "over": "evaluation seeds 0-2",
         }
+    return rows
+
+
+def _sac_row(args: argparse.Namespace, out: Path) -> dict:
+    """Train one policy per seed (unless --skip-train) and test each."""
     sac_survival, sac_reward, train_minutes, p95 = [], [], [], []
     for seed in range(args.seeds):
-        run = out / f"sac-seed{seed}"
+        run_dir = out / f"sac-seed{seed}"
         if not args.skip_train:
             started = time.perf_counter()
             config = TrainConfig(
@@ -74,42 +97,35 @@ def main() -> None:
                 teacher_prob=args.teacher_prob,
                 teacher_steps=args.teacher_steps,
             )
-            trainer = Trainer(config, run)
-            trainer.sink = JsonlSink(run)
-            write_summary(run, trainer.run())
+            run(config, run_dir, logs=True)
             train_minutes.append((time.perf_counter() - started) / 60)
-        report = evaluate(args.env, f"sac:{run}", "test", seeds=EVAL_SEEDS)
+        report = evaluate(args.env, f"sac:{run_dir}", "test", seeds=EVAL_SEEDS)
         sac_survival.append(statistics.mean(_per_seed(report, "survival")))
         sac_reward.append(statistics.mean(_per_seed(report, "reward")))
         p95.append(report["decision_ms_p95"])
-    rows["sac"] = {
+    return {
         "survival": _mean_std(sac_survival),
         "reward": _mean_std(sac_reward),
         "decision_ms_p95": max(p95),
         "over": f"training seeds 0-{args.seeds - 1}",
         "train_minutes": train_minutes,
     }
-    result = {
-        "env": args.env,
-        "steps": args.steps,
-        "teacher_prob": args.teacher_prob,
-        "teacher_steps": args.teacher_steps,
-        "test_episodes_x_eval_seeds": len(EVAL_SEEDS),
-        "rows": rows,
-    }
+
+
+def _write(out: Path, result: dict) -> None:
+    """``results.json`` and ``results.md``."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(result, indent=2))
     lines = [
         "| agent | survival (fraction of steps) | episode reward | p95 decision ms | over |",
         "|---|---|---|---|---|",
     ]
-    for name, row in rows.items():
+    for name, row in result["rows"].items():
         (s, s_sd), (r, r_sd) = row["survival"], row["reward"]
         lines.append(
             f"| {name} | {s:.3f} +- {s_sd:.3f} | {r:.1f} +- {r_sd:.1f} | {row['decision_ms_p95']:.2f} | {row['over']} |"
         )
     (out / "results.md").write_text("\n".join(lines) + "\n")
-    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

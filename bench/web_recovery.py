@@ -42,7 +42,8 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from webapp.training.models import MetricPoint, RunStatus, TrainingRun
+    from webapp.jobs.models import JobStatus
+    from webapp.training.models import MetricPoint, TrainingRun
 
     def manage(*command: str) -> subprocess.Popen:
         return subprocess.Popen(
@@ -92,13 +93,13 @@ def main() -> None:
         def status() -> str:
             return TrainingRun.objects.values_list("status", flat=True).get(pk=run.pk)
 
-        detected = wait(lambda: status() != RunStatus.RUNNING, 180, "stale-run detection")
+        detected = wait(lambda: status() != JobStatus.RUNNING, 180, "stale-run detection")
         outcome = status()
         second = manage(*worker_args)
         processes.append(second)
-        restarted = wait(lambda: status() == RunStatus.RUNNING, 120, "the resumed attempt")
+        restarted = wait(lambda: status() == JobStatus.RUNNING, 120, "the resumed attempt")
         finished = wait(
-            lambda: status() in (RunStatus.SUCCEEDED, RunStatus.FAILED), 900, "the end of the run"
+            lambda: status() in (JobStatus.SUCCEEDED, JobStatus.FAILED), 900, "the end of the run"
         )
         run.refresh_from_db()
         steps = list(MetricPoint.objects.filter(run=run).order_by("step").values_list("step", flat=True))

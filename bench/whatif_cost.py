@@ -40,9 +40,10 @@ def set_up(late: int):
 
     from ace_core.live import untrained_policy
     from webapp.accounts.services import role_groups_sync, user_create_with_role
-    from webapp.operations.feed import SessionFeed
+    from webapp.jobs.models import JobStatus
     from webapp.operations.services import session_start, sessions_claim
-    from webapp.training.models import Checkpoint, RunStatus, TrainingRun
+    from webapp.operations.worker.feed import SessionFeed
+    from webapp.training.models import Checkpoint, TrainingRun
     from webapp.training.services.deployment import checkpoint_deploy
 
     torch.set_num_threads(1)  # as the live_feed command does
@@ -54,7 +55,7 @@ def set_up(late: int):
         config={"env": ENV},
         env=ENV,
         total_steps=1,
-        status=RunStatus.SUCCEEDED,
+        status=JobStatus.SUCCEEDED,
         launched_by=engineer,
         out_dir=str(var_dir),
     )

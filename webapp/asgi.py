@@ -8,7 +8,7 @@ otherwise each full collection walks that heap and stalls every socket of the pr
 Websockets pass the exact Origin check of :mod:`webapp.socket_security` (scheme, host and port:
 a page from any other site or port cannot open one), then the session middleware that puts
 ``scope["user"]``; each consumer checks the user's permission itself and closes when the session
-ends.
+ends. A path no socket has is accepted and closed at once with 4404.
 """
 
 from __future__ import annotations
@@ -26,13 +26,15 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from webapp.routing import websocket_urlpatterns  # noqa: E402
+from webapp.routing import socket_not_found, websocket_urlpatterns  # noqa: E402
 from webapp.socket_security import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(
+            AuthMiddlewareStack(URLRouter([*websocket_urlpatterns, socket_not_found]))
+        ),
     }
 )
 

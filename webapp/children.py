@@ -5,7 +5,9 @@ it ends, and a clear word when an earlier run's processes still hold its port.
   command only, which then stops its children in order) and, on Linux, asks the kernel to send
   it SIGTERM if the command dies without stopping it (``kill -9``, a crash).
 * :func:`stopping_on_signals` turns SIGTERM and SIGHUP (``kill``, a closed terminal, ``docker
-  stop``, a process manager) into :class:`Stopped`, handled like Ctrl-C's KeyboardInterrupt.
+  stop``, a process manager) into :class:`Stopped`, handled like Ctrl-C's KeyboardInterrupt; it
+  also installs Python's SIGINT handler explicitly, since a command started in the background by
+  a shell (``make demo &``) inherits SIGINT ignored and ``kill -INT`` would do nothing.
 * :func:`stop` sends SIGTERM to each child's whole process group, then SIGKILL after a grace time.
 * :func:`port_holder` names the process listening on a TCP port (read from ``/proc``).
 """
@@ -49,12 +51,14 @@ def start(command: list[str], cwd: Path) -> subprocess.Popen:
 
 @contextlib.contextmanager
 def stopping_on_signals() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP raise :class:`Stopped` in the main thread."""
+    """Within the block, SIGTERM and SIGHUP raise :class:`Stopped` in the main thread, and SIGINT
+    raises KeyboardInterrupt even when the command inherited it ignored."""
 
     def handler(signum: int, frame: object) -> None:
         raise Stopped(signum)
 
     previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:

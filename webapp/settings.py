@@ -20,13 +20,16 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       worker heartbeat of runs and mines, and stale-run recovery (defaults 3, 30, 2)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
                       live feed worker take-over delay and polling period (defaults 10, 0.2)
-``GRIDACE_API_RATE`` / ``GRIDACE_API_MAX_BODY_BYTES``
-                      HTTP API requests per token (default 600/min) and largest body (default 64 KiB)
+``GRIDACE_API_RATE`` / ``GRIDACE_API_ADDRESS_RATE`` / ``GRIDACE_API_MAX_BODY_BYTES``
+                      HTTP API requests per token (default 600/min) and per client address
+                      (default 1200/min), and largest body (default 64 KiB)
+``GRIDACE_SECURITY_LOG_MAX_ROWS`` / ``GRIDACE_SECURITY_LOG_DAYS``
+                      retention of the log of refused API requests (defaults 10000 rows, 30 days)
 ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS``
                       how often open websockets re-check their session (default 2)
-``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES``
-                      failed log-ins (per username, and per address) before a lockout, and how
-                      long it lasts (defaults 5, 15)
+``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES`` / ``GRIDACE_LOGIN_LOCKOUT_MAX_HOURS``
+                      failed log-ins (per username and address pair) before a lockout, how long
+                      the first lasts, and the longest it grows to (defaults 5, 15, 24)
 ``GRIDACE_EXPLAIN_LLM`` / ``GRIDACE_EXPLAIN_LLM_MODEL`` / ``GRIDACE_EXPLAIN_LLM_OPTIONS`` (JSON)
                       the LLM explaining live recommendations (defaults: local, offline model)
 """
@@ -35,7 +38,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -105,6 +107,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "webapp.monitoring.middleware.RequestLatencyMiddleware",
+    # before anything reads the body: an oversized JSON request gets the JSON error shape
+    "webapp.middleware.JsonBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -197,15 +201,15 @@ GRIDACE_DATA_DIR = Path(os.environ.get("GRIDACE_DATA_DIR", VAR_DIR / "data"))
 # when used, so the web app and the trainer's pretrain_mine=auto share one cache.
 GRIDACE_MINES_DIR = os.environ.get("GRIDACE_MINES_DIR", "")
 # Dotted paths of the functions the worker calls; tests point them at fast stand-ins.
-GRIDACE_TRAINER = os.environ.get("GRIDACE_TRAINER", "ace_core.train.train")
-GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluate.evaluate")
+GRIDACE_TRAINER = os.environ.get("GRIDACE_TRAINER", "ace_core.training.run")
+GRIDACE_EVALUATOR = os.environ.get("GRIDACE_EVALUATOR", "ace_core.evaluation.runner.evaluate")
 GRIDACE_HEARTBEAT_SECONDS = env_number("GRIDACE_HEARTBEAT_SECONDS", 3.0)
 GRIDACE_STALE_AFTER_SECONDS = env_number("GRIDACE_STALE_AFTER_SECONDS", 30.0)
 GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
 GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
 # An evaluation also plays the run's policy as deployed: its K most likely actions checked by
 # simulation, ``K[:stop=R][:expert]`` of ace_core's ``sac-checked`` agent. Unset: each grid's
-# validated check (``ace_core.agents.deployed_check``); empty: the plain policy only.
+# validated check (``ace_core.agents.deployed.deployed_checked``); empty: the plain policy only.
 GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT")
 
 # --- live operations ------------------------------------------------------------------------
@@ -223,6 +227,13 @@ GRIDACE_EXPLAIN_MAX_TOKENS = int(env_number("GRIDACE_EXPLAIN_MAX_TOKENS", 96))
 # Requests per token ("N/s", "N/min" or "N/hour"), counted in Django's cache; largest body accepted.
 GRIDACE_API_RATE = os.environ.get("GRIDACE_API_RATE", "600/min")
 GRIDACE_API_MAX_BODY_BYTES = int(env_number("GRIDACE_API_MAX_BODY_BYTES", 64 * 1024))
+# Requests per client address (REMOTE_ADDR: behind a proxy run daphne with --proxy-headers),
+# tokens or not, so a flood of bad tokens is throttled too.
+GRIDACE_API_ADDRESS_RATE = os.environ.get("GRIDACE_API_ADDRESS_RATE", "1200/min")
+# Refused and throttled API requests go to the security log (not the audit log), which keeps this
+# many newest rows of this many days.
+GRIDACE_SECURITY_LOG_MAX_ROWS = int(env_number("GRIDACE_SECURITY_LOG_MAX_ROWS", 10_000))
+GRIDACE_SECURITY_LOG_DAYS = env_number("GRIDACE_SECURITY_LOG_DAYS", 30)
 # --- metrics (webapp/monitoring) -------------------------------------------------------------
 # /metrics answers scrapers from these addresses or networks, or bearing this token; both empty
 # turns it off (404). Behind a reverse proxy REMOTE_ADDR is the proxy: prefer the token there.
@@ -263,13 +274,17 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-# Login throttling (django-axes): after this many failed log-ins for one username, or from one
-# address, log-ins are refused for the cool-off time. Unlock sooner with
-# ``manage.py axes_reset_username <name>`` or ``manage.py axes_reset_ip <address>``; attempts are
-# listed in the admin under "Axes".
+# Login throttling (django-axes): after this many failed log-ins of one username from one address,
+# that pair's log-ins are refused for a cool-off that grows with further failures
+# (webapp.accounts.lockouts); the user can still log in from other addresses. Administrators
+# unlock on the Lockouts page (audited); attempts are listed in the admin under "Axes".
 AXES_FAILURE_LIMIT = int(env_number("GRIDACE_LOGIN_FAILURE_LIMIT", 5))
-AXES_COOLOFF_TIME = timedelta(minutes=env_number("GRIDACE_LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+GRIDACE_LOGIN_LOCKOUT_MINUTES = env_number("GRIDACE_LOGIN_LOCKOUT_MINUTES", 15)
+GRIDACE_LOGIN_LOCKOUT_MAX_HOURS = env_number("GRIDACE_LOGIN_LOCKOUT_MAX_HOURS", 24)
+AXES_COOLOFF_TIME = "webapp.accounts.lockouts.cool_off"
+AXES_USE_ATTEMPT_EXPIRATION = True  # each pair's lockout ends at its own time
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a good log-in forgets that pair's failures
 AXES_LOCKOUT_CALLABLE = "webapp.accounts.views.locked_out"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
@@ -302,8 +317,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"one_line_client_errors": {"()": "webapp.log_filters.OneLineClientErrors"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "webapp": {"handlers": ["console"], "level": os.environ.get("GRIDACE_LOG_LEVEL", "INFO")},
+        # a refused request (403, 400) is one line, not a traceback; server errors keep theirs
+        **{
+            name: {"filters": ["one_line_client_errors"]}
+            for name in (
+                "django.request",
+                "django.security.DisallowedHost",
+                "django.security.RequestDataTooBig",
+            )
+        },
     },
 }

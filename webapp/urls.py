@@ -1,9 +1,25 @@
-"""The site's URL map: one include per app, plus the Django admin."""
+"""The site's URL map: one include per app, plus the Django admin and the favicon browsers ask
+for at the root."""
+
+from typing import Any
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from webapp.api.api import urls as api_urls
+
+
+class FaviconView(RedirectView):
+    """``/favicon.ico`` -> the static file (its hashed name in production, read per request:
+    the manifest may not exist when the URLconf is imported)."""
+
+    permanent = True
+
+    def get_redirect_url(self, *args: Any, **kwargs: Any) -> str:
+        return static("favicon.ico")
+
 
 admin.site.site_header = "GridACE administration"
 admin.site.site_title = "GridACE admin"
@@ -17,5 +33,6 @@ urlpatterns = [
     path("tokens/", include("webapp.api.urls")),
     path("api/v1/", api_urls()),
     path("admin/", admin.site.urls),
+    path("favicon.ico", FaviconView.as_view(), name="favicon"),
     path("", include("webapp.monitoring.urls")),
 ]

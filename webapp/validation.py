@@ -6,9 +6,12 @@
   and bounded (never more than a database integer holds).
 * Live actions (``{"kind": ..., ...}``): the same strict types on each part; the grid's own checks
   (which line, which substation) stay in :func:`ace_core.live.parse_action`.
-* Form fields that take ASCII digits only (``int("١٢")`` is 12 in Python) with the accepted range
-  in every error.
-* Paths a user may name, confined to the runs and data folders.
+* Numbers in ASCII digits only (``int("١٢")`` and ``int("１２")`` are 12 in Python), without
+  surrounding whitespace, a leading ``+`` or a negative zero (``-0`` would be stored as -0.0), in
+  form fields, JSON bodies, query ids and the numbers of an expert spec (``greedy:64``, whose
+  budget is bounded), with the accepted range in every error.
+* Paths a user may name, confined to the runs and data folders; refusals name the folders, never
+  their place on the server.
 
 Every refusal is an :class:`InputError` whose message names the field and what is accepted.
 """
@@ -32,9 +35,13 @@ MAX_DEPTH = 16
 MAX_NUMBER_CHARS = 40
 """JSON numbers longer than this are refused before Python converts them"""
 MAX_ACTION_PAIRS = 64
+MAX_EXPERT_BUDGET = 100_000
+"""the most candidates an expert may simulate per step (its default is 3,000)"""
 
-ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
-ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# ASCII digits, an optional minus, nothing around (``fullmatch`` refuses a trailing newline too)
+ASCII_INTEGER = re.compile(r"-?[0-9]+")
+ASCII_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+NUMBER_RULES = "digits 0-9, without spaces, a + sign or -0"
 
 
 class InputError(ValueError):
@@ -64,9 +71,15 @@ def _depth(text: str) -> int:
     return deepest
 
 
+def negative_zero(text: str, value: float) -> bool:
+    return text.startswith("-") and value == 0
+
+
 def _json_int(text: str) -> int:
     if len(text) > MAX_NUMBER_CHARS:
         raise InputError(f"a number of {len(text)} digits is refused; accepted: at most {MAX_NUMBER_CHARS}")
+    if negative_zero(text, int(text)):
+        raise InputError(f"{text} is refused; accepted: 0")
     return int(text)
 
 
@@ -78,6 +91,8 @@ def _json_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise InputError(f"{text} is too large; accepted: finite numbers")
+    if negative_zero(text, value):
+        raise InputError(f"{text} is refused; accepted: 0")
     return value
 
 
@@ -162,16 +177,38 @@ def live_action(value: Any, name: str = "action") -> dict[str, Any]:
 
 def query_id(value: str) -> int | None:
     """An id from a query string (ASCII digits, at most what a database integer holds), else None."""
-    value = value.strip()
-    if len(value) > 10 or not ASCII_INTEGER.fullmatch(value) or value[0] in "+-":
+    if len(value) > 10 or not ASCII_INTEGER.fullmatch(value) or value[0] == "-":
         return None
     number = int(value)
     return number if number <= DB_INT_MAX else None
 
 
+def _spec_number(key: str, raw: str, name: str) -> None:
+    if len(raw) > MAX_NUMBER_CHARS or not ASCII_NUMBER.fullmatch(raw) or negative_zero(raw, float(raw)):
+        raise InputError(f"{name}: {key}={raw[:40]!r} is refused; accepted: numbers in {NUMBER_RULES}")
+    if ASCII_INTEGER.fullmatch(raw) and int(raw) > MAX_EXPERT_BUDGET:
+        raise InputError(f"{name}: {key}={raw} is too large; accepted: at most {MAX_EXPERT_BUDGET}")
+
+
+def expert_spec(value: str, name: str = "expert") -> str:
+    """The numbers of a ``greedy:BUDGET`` or ``greedy:key=value,...`` expert spec, checked as
+    every number is (ASCII digits, no spaces, no ``+``, no ``-0``) and bounded: the budget to
+    :data:`MAX_EXPERT_BUDGET`. The spec's own parser (in ace_core) checks the rest."""
+    kind, _, argument = value.partition(":")
+    if kind.strip() != "greedy" or not argument:
+        return value
+    items = [f"budget={argument}"] if "=" not in argument and "," not in argument else argument.split(",")
+    for item in items:
+        key, _, raw = item.partition("=")
+        if key.strip() in {"actions", ""} or not raw or not any(char.isdigit() for char in raw):
+            continue  # not a number: the parser names what it expects
+        _spec_number(key.strip(), raw, name)
+    return value
+
+
 # ----- form fields -------------------------------------------------------------------------------
 class AsciiIntegerField(forms.IntegerField):
-    """Whole numbers in ASCII digits, bounded (by default to what a database integer holds); every
+    """Whole numbers in ASCII digits (no surrounding spaces, ``+`` or ``-0``), bounded (by default to what a database integer holds); every
     error says what is accepted. ``accepted`` replaces the range in messages when the real range
     is checked later (e.g. by :meth:`ace_core.config.TrainConfig.validate`)."""
 
@@ -187,14 +224,15 @@ class AsciiIntegerField(forms.IntegerField):
     def to_python(self, value: Any) -> int | None:
         if value in self.empty_values:
             return None
-        stripped = str(value).strip()
-        if len(stripped) > 20 or not ASCII_INTEGER.fullmatch(stripped):
+        text = str(value)
+        if len(text) > 20 or not ASCII_INTEGER.fullmatch(text) or negative_zero(text, int(text)):
             raise ValidationError(self.error_messages["invalid"], code="invalid")
-        return int(stripped)
+        return int(text)
 
 
 class AsciiFloatField(forms.FloatField):
-    """Finite decimal numbers in ASCII digits, bounded; every error says what is accepted."""
+    """Finite decimal numbers in ASCII digits (no surrounding spaces, ``+`` or ``-0``), bounded;
+    every error says what is accepted."""
 
     def __init__(
         self, *, min_value: float = -1e15, max_value: float = 1e15, accepted: str = "", **kwargs: Any
@@ -208,11 +246,11 @@ class AsciiFloatField(forms.FloatField):
     def to_python(self, value: Any) -> float | None:
         if value in self.empty_values:
             return None
-        stripped = str(value).strip()
-        if len(stripped) > MAX_NUMBER_CHARS or not ASCII_NUMBER.fullmatch(stripped):
+        text = str(value)
+        if len(text) > MAX_NUMBER_CHARS or not ASCII_NUMBER.fullmatch(text):
             raise ValidationError(self.error_messages["invalid"], code="invalid")
-        number = float(stripped)
-        if not math.isfinite(number):
+        number = float(text)
+        if not math.isfinite(number) or negative_zero(text, number):
             raise ValidationError(self.error_messages["invalid"], code="invalid")
         return number
 
@@ -226,13 +264,21 @@ def allowed_roots() -> list[Path]:
     return [Path(settings.GRIDACE_RUNS_DIR).resolve(), Path(settings.GRIDACE_DATA_DIR).resolve()]
 
 
+def shown_path(value: str) -> str:
+    """A path as messages show it: relative to the data or runs folder it lies in (as the user
+    would name it), else as the user wrote it; never the server's own folders."""
+    path = Path(value)
+    for root in allowed_roots():
+        if path.is_absolute() and path.is_relative_to(root):
+            return str(path.relative_to(root))
+    return value
+
+
 def confined_file(value: str, name: str) -> str:
     """The resolved path of a file inside the runs or data folder. A relative path is read from
     the data folder. The one refusal is the same whether or not a path outside exists."""
     roots = allowed_roots()
-    refusal = InputError(
-        f"{name} must name a file inside the data folder ({roots[1]}) or the runs folder ({roots[0]})"
-    )
+    refusal = InputError(f"{name} must name a file inside the data folder or the runs folder")
     if "\x00" in value:
         raise refusal
     path = Path(value)
@@ -240,7 +286,7 @@ def confined_file(value: str, name: str) -> str:
     if not any(resolved.is_relative_to(root) for root in roots):
         raise refusal
     if not resolved.is_file():
-        raise InputError(f"{name}: {value!r} is not a file in {roots[1]} or {roots[0]}")
+        raise InputError(f"{name}: {shown_path(value)!r} is not a file in the data folder or the runs folder")
     return str(resolved)
 
 
@@ -257,7 +303,6 @@ def model_reference(value: str, name: str) -> str:
     resolved = Path(value).resolve() if Path(value).is_absolute() else (roots[1] / value).resolve()
     if "\x00" in value or not any(resolved.is_relative_to(root) for root in roots):
         raise InputError(
-            f"{name} must be a model id such as org/name or a folder inside the data folder "
-            f"({roots[1]}) or the runs folder ({roots[0]})"
+            f"{name} must be a model id such as org/name or a folder inside the data folder or the runs folder"
         )
     return str(resolved)

@@ -52,7 +52,8 @@ from ace_core.grid import candidates as cand
 from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.contingency import N1Screen, screen_actions
-from ace_core.grid.simulate import Simulated, max_rho_after, simulate_many
+from ace_core.grid.outcome import max_rho_after
+from ace_core.grid.simulate import Simulated, simulate_many
 
 
 @dataclass

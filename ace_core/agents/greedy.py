@@ -31,8 +31,8 @@ def greedy_search(
 ) -> tuple[int, float, int]:
     """(best action, its simulated max rho, simulate calls) among the greedy candidates and
     ``extra`` ones (e.g. a policy's most likely actions), starting from reconnect-or-nothing so
-    that only an improvement is played. The budgeted search of recommendations and of the
-    trainer's teacher; the expert agent searches wider (:mod:`ace_core.agents.expert`)."""
+    that only an improvement is played. The budgeted search of the trainer's teacher; the expert
+    agent searches wider (:mod:`ace_core.agents.expert`)."""
     default = reconnect_or_nothing(obs)
     candidates = list(dict.fromkeys([default, *extra, *greedy_candidates(obs, space, budget)]))
     best, best_rho = best_simulated(obs, space, g2op_space, candidates)

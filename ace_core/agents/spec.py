@@ -1,7 +1,8 @@
 """grid2op agents: do-nothing, reconnect, greedy expert and the trained SAC/ACE policy.
 
 All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and writes EpisodeData.
-``load_agent(spec, env)`` builds one from a spec string:
+``load_agent(spec, env)`` builds one from a spec string, read by :meth:`AgentSpec.parse` (code that
+names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
 
 - ``do-nothing``;
 - ``reconnect``: reconnects a disconnected line as soon as its cooldown allows, else does nothing;
@@ -44,6 +45,7 @@ its *real actions* (an action that changes the grid); evaluation reports the sha
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 from ace_core.agents.baselines import DoNothing, Reconnect, TimedAgent
@@ -70,19 +72,135 @@ AGENT_SPECS = (
     "sac-critic:RUN_DIR[:K][:act=R]",
     "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic]",
 )
+KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
+POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
+"""the kinds that play a trained policy (``KIND:RUN_DIR...``)"""
+DEFAULT_K = {"sac-critic": 1, "sac-checked": DEFAULT_CHECKED_K}
+"""K when a spec gives none"""
+CHECKED_FLAGS = ("expert", "revert", "critic")
 
 
-def parse_k(kind: str, argument: str, default: int) -> tuple[str, int]:
-    """``(path, K)`` from ``PATH[:K]``; a K that is not a positive integer is refused."""
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """What a spec names: ``AgentSpec.parse("sac-checked:runs/a:50:stop=0.95")`` reads one and
+    ``str(spec)`` writes it back (``parse(str(spec)) == spec``). Settings a kind does not take stay
+    at their defaults, and an option left out stays left out (``k=None``: the kind's default)."""
+
+    kind: str
+    """one of :data:`KINDS`"""
+    path: str = ""
+    """sac, sac-critic, sac-checked: the run directory or checkpoint file of the policy"""
+    settings: str = ""
+    """greedy: its settings as written after ``greedy:`` (``3000``, ``budget=500,lines=1``); empty: the defaults"""
+    k: int | None = None
+    """sac-critic, sac-checked: how many of the policy's most likely actions (None: :data:`DEFAULT_K`)"""
+    stop: float | None = None
+    """sac-checked: simulate one candidate at a time and play the first below this max rho"""
+    act: float | None = None
+    """sac, sac-critic, sac-checked: act from this max rho (None: the run's ``rho_threshold``)"""
+    expert: bool = False
+    """sac-checked: the expert's search goes on when no candidate is below ``stop``"""
+    revert: bool = False
+    """sac-checked: a split substation goes back to the reference topology on calm steps"""
+    critic: bool = False
+    """sac-checked: candidates in the order the critics value them"""
+
+    def __post_init__(self) -> None:
+        check_spec(self)
+
+    @classmethod
+    def parse(cls, text: str) -> AgentSpec:
+        """The spec ``text`` names, or AgentSpecError saying what is wrong and what is accepted."""
+        kind, _, argument = text.partition(":")
+        if kind in ("do-nothing", "reconnect") and not argument:
+            return cls(kind)
+        if kind == "greedy":
+            return cls(kind, settings=argument)
+        rest, act = split_act(kind, argument) if kind in POLICY_KINDS else ("", None)
+        if rest:
+            return parse_policy(kind, rest, act)
+        raise AgentSpecError(f"unknown agent spec {text!r}; accepted: {', '.join(AGENT_SPECS)}")
+
+    @classmethod
+    def with_options(cls, kind: str, path: str | Path, options: str = "") -> AgentSpec:
+        """The policy at ``path`` played as ``kind`` with ``options`` written as in a spec
+        (``50:stop=0.95:expert`` for sac-checked; empty: none)."""
+        return cls.parse(":".join([kind, str(path), *([options] if options else [])]))
+
+    @property
+    def top_k(self) -> int:
+        """K, or the kind's default when the spec gives none."""
+        return self.k if self.k is not None else DEFAULT_K[self.kind]
+
+    def __str__(self) -> str:
+        if self.kind == "greedy":
+            return f"greedy:{self.settings}" if self.settings else "greedy"
+        if self.kind not in POLICY_KINDS:
+            return self.kind
+        parts = [self.kind, self.path]
+        if self.k is not None:
+            parts.append(str(self.k))
+        if self.stop is not None:
+            parts.append(f"stop={self.stop!r}")
+        if self.act is not None:
+            parts.append(f"act={self.act!r}")
+        parts += [flag for flag in CHECKED_FLAGS if getattr(self, flag)]
+        return ":".join(parts)
+
+
+def check_spec(spec: AgentSpec) -> None:
+    """Refuse an AgentSpec whose text would not read back as it: an unknown kind, greedy settings
+    the expert does not take, a policy kind without a path, a setting its kind does not take, or a
+    value out of range."""
+    if spec.kind not in KINDS:
+        raise AgentSpecError(f"unknown agent kind {spec.kind!r}; accepted: {', '.join(KINDS)}")
+    if spec.kind == "greedy":
+        try:
+            parse_expert_spec(spec.settings)
+        except AgentSpecError as exc:
+            raise AgentSpecError(f"{exc} (defaults: {EXPERT_SETTINGS})") from None
+    taken = {
+        "greedy": {"settings"},
+        "sac": {"path", "act"},
+        "sac-critic": {"path", "k", "act"},
+        "sac-checked": {"path", "k", "stop", "act", *CHECKED_FLAGS},
+    }.get(spec.kind, set())
+    for field in dataclasses.fields(spec):
+        if field.name not in taken | {"kind"} and getattr(spec, field.name) != field.default:
+            raise AgentSpecError(f"{spec.kind} takes no {field.name} (got {getattr(spec, field.name)!r})")
+    if spec.kind in POLICY_KINDS and not spec.path:
+        raise AgentSpecError(f"{spec.kind} needs the path of a run directory or checkpoint")
+    if spec.k is not None and (isinstance(spec.k, bool) or not isinstance(spec.k, int) or spec.k < 1):
+        raise AgentSpecError(f"{spec.kind} K {spec.k!r} must be a positive integer")
+    for name in ("stop", "act"):
+        value = getattr(spec, name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value < math.inf):
+            raise AgentSpecError(f"{spec.kind} {name}={value!r} must be a positive max rho")
+    if spec.expert and spec.stop is None:
+        raise AgentSpecError(
+            "sac-checked's expert fallback needs a stop (it searches when no candidate is below it)"
+        )
+
+
+def parse_policy(kind: str, argument: str, act: float | None) -> AgentSpec:
+    """The spec of ``KIND:ARGUMENT`` for a kind of :data:`POLICY_KINDS` (its act=R split off: ``act``)."""
+    if kind == "sac":
+        return AgentSpec(kind, argument, act=act)
+    if kind == "sac-critic":
+        path, k = parse_k(kind, argument)
+        return AgentSpec(kind, path, k=k, act=act)
+    return parse_checked_spec(argument, act)
+
+
+def parse_k(kind: str, argument: str) -> tuple[str, int | None]:
+    """``(path, K)`` from ``PATH[:K]`` (K None when not given); a K that is not a positive integer is refused."""
     head, _, tail = argument.rpartition(":")
     if not (head and tail.lstrip("-").isdigit()):
-        return argument, default
+        return argument, None
     if int(tail) < 1:
         raise AgentSpecError(f"{kind} K {tail!r} must be a positive integer, e.g. {kind}:runs/a:10")
     return head, int(tail)
-
-
-CHECKED_FLAGS = ("expert", "revert", "critic")
 
 
 def split_act(kind: str, argument: str) -> tuple[str, float | None]:
@@ -104,21 +222,10 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
     return ":".join([path, *(part for part in parts if not part.startswith("act="))]), act
 
 
-@dataclasses.dataclass(frozen=True)
-class CheckedSpec:
-    """What ``sac-checked:RUN_DIR[:K][:stop=R][:expert][:revert][:critic]`` names."""
-
-    path: str
-    k: int = DEFAULT_CHECKED_K
-    stop: float | None = None
-    expert: bool = False
-    revert: bool = False
-    critic: bool = False
-
-
-def parse_checked_spec(argument: str) -> CheckedSpec:
-    """The parts of ``sac-checked``'s ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic]``."""
-    path, k, stop, flags = argument, DEFAULT_CHECKED_K, None, set()
+def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic]`` (its act=R
+    already split off: ``act``)."""
+    path, stop, flags = argument, None, set()
     head, _, tail = path.rpartition(":")
     while head and tail in CHECKED_FLAGS:
         path, flags = head, flags | {tail}
@@ -138,53 +245,43 @@ def parse_checked_spec(argument: str) -> CheckedSpec:
             "sac-checked's expert fallback needs a stop (it searches when no candidate is below it), "
             "e.g. sac-checked:runs/a:50:stop=0.95:expert"
         )
-    path, k = parse_k("sac-checked", path, k)
-    return CheckedSpec(path, k, stop, "expert" in flags, "revert" in flags, "critic" in flags)
+    path, k = parse_k("sac-checked", path)
+    flags_set = {flag: flag in flags for flag in CHECKED_FLAGS}
+    return AgentSpec("sac-checked", path, k=k, stop=stop, act=act, **flags_set)
 
 
-def load_agent(spec: str, env, space: ActionSpace | None = None) -> TimedAgent:
+def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> TimedAgent:
     """Build the agent a spec names; see the module docstring for the accepted specs."""
+    text = str(spec)
+    spec = AgentSpec.parse(spec) if isinstance(spec, str) else spec
     space = space or build_action_space(env)
-    kind, _, argument = spec.partition(":")
-    if kind == "do-nothing" and not argument:
+    if spec.kind == "do-nothing":
         return DoNothing(env, space)
-    if kind == "reconnect" and not argument:
+    if spec.kind == "reconnect":
         return Reconnect(env, space)
-    if kind == "greedy":
-        try:
-            config = parse_expert_spec(argument)
-        except AgentSpecError as exc:
-            raise AgentSpecError(f"{exc} (defaults: {EXPERT_SETTINGS})") from None
-        return Greedy(env, space, config=config)
-    if kind in ("sac", "sac-critic", "sac-checked") and argument:
-        argument, act = split_act(kind, argument)
-    if kind == "sac" and argument:
-        sac, space, features, config = load_sac(Path(argument), env, space)
-        return SacAgent(env, space, sac, features, config.rho_threshold if act is None else act)
-    if kind == "sac-critic" and argument:
-        path, k = parse_k("sac-critic", argument, 1)
-        sac, space, features, config = load_sac(Path(path), env, space)
-        refuse_untrained_critics(sac, spec, path)
-        return CriticSacAgent(env, space, sac, features, config.rho_threshold if act is None else act, k)
-    if kind == "sac-checked" and argument:
-        checked = parse_checked_spec(argument)
-        sac, space, features, config = load_sac(Path(checked.path), env, space)
-        if checked.critic:
-            refuse_untrained_critics(sac, spec, checked.path)
-        threshold = config.rho_threshold if act is None else act
-        expert = None
-        if checked.expert or checked.revert:
-            expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold))
-        return CheckedSacAgent(
-            env,
-            space,
-            sac,
-            features,
-            threshold,
-            checked.k,
-            checked.stop,
-            expert if checked.expert else None,
-            expert if checked.revert else None,
-            checked.critic,
-        )
-    raise AgentSpecError(f"unknown agent spec {spec!r}; accepted: {', '.join(AGENT_SPECS)}")
+    if spec.kind == "greedy":
+        return Greedy(env, space, config=parse_expert_spec(spec.settings))
+    sac, space, features, config = load_sac(Path(spec.path), env, space)
+    threshold = config.rho_threshold if spec.act is None else spec.act
+    if spec.kind == "sac":
+        return SacAgent(env, space, sac, features, threshold)
+    if spec.kind == "sac-critic":
+        refuse_untrained_critics(sac, text, spec.path)
+        return CriticSacAgent(env, space, sac, features, threshold, spec.top_k)
+    if spec.critic:
+        refuse_untrained_critics(sac, text, spec.path)
+    expert = None
+    if spec.expert or spec.revert:
+        expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold))
+    return CheckedSacAgent(
+        env,
+        space,
+        sac,
+        features,
+        threshold,
+        spec.top_k,
+        spec.stop,
+        expert if spec.expert else None,
+        expert if spec.revert else None,
+        spec.critic,
+    )

@@ -9,8 +9,18 @@ from ace_core.config.checks import (
     MAX_STEPS,
     TRAJECTORY_SELECTIONS,
 )
-from ace_core.config.run import SECTIONS, ConfigField, TrainConfig, config_fields, field_docs
-from ace_core.config.sections import ActorConfig, CriticConfig, FinetuneConfig, SACConfig
+from ace_core.config.flat import ConfigField
+from ace_core.config.run import SECTIONS, TrainConfig, config_fields, field_docs
+from ace_core.config.sections import (
+    ActorConfig,
+    AnchorConfig,
+    CriticConfig,
+    FinetuneConfig,
+    PretrainConfig,
+    SACConfig,
+    TeacherConfig,
+    ValidationConfig,
+)
 
 __all__ = [
     "ACTOR_ANSWERS",
@@ -22,11 +32,15 @@ __all__ = [
     "SECTIONS",
     "TRAJECTORY_SELECTIONS",
     "ActorConfig",
+    "AnchorConfig",
     "ConfigField",
     "CriticConfig",
     "FinetuneConfig",
+    "PretrainConfig",
     "SACConfig",
+    "TeacherConfig",
     "TrainConfig",
+    "ValidationConfig",
     "config_fields",
     "field_docs",
 ]

@@ -1,28 +1,55 @@
-"""The settings of each part of a run, declared once: SAC, the LLM actor, the LLM critic, LoRA.
+"""The settings of each part of a run, declared once: SAC, the LLM actor, the LLM critic, LoRA,
+the imitation start, the expert anchor, the expert teacher and validation.
 
 :class:`~ace_core.config.run.TrainConfig` holds one of each. A field that the CLI and the web form
 show carries its flat name (``flat("actor_rounds", 5)``): the name of its flag and form field, and
 of its key in a run's flat settings. Fields without one are settings of the code (tests and
 benchmarks change them), stored in checkpoints with the rest but not offered as flags.
+
+Each section has a ``title``: the group its flat settings are shown under (the web form's
+fieldsets). A field may name another group (``flat("imitation", 0.0, group=ACE)``: a term of the
+SAC loss that only the LLM loop uses), and TrainConfig's own fields name theirs with
+:func:`grouped`; :data:`GROUPS` puts the groups in page order.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ace_core.config.checks import CRITIC_FORMATS, MAX_LABELS, TRAJECTORY_SELECTIONS
 from ace_core.errors import ConfigError
 
+ENVIRONMENT = "Environment"
+TRAINING = "Training"
+BUDGET = "Budget"
+VALIDATION = "Validation"
+IMITATION = "Imitation start"
+ANCHOR = "Expert anchor"
+TEACHER = "Expert teacher"
+ACE = "LLM co-evolution (ACE)"
+GROUPS = (ENVIRONMENT, TRAINING, BUDGET, VALIDATION, IMITATION, ANCHOR, TEACHER, ACE)
+"""the titles the flat settings are shown under (the sections' and those of TrainConfig's own
+fields), in page order"""
 
-def flat(name: str, default: Any) -> Any:
-    """A field shown as a flag and a form field under ``name``."""
-    return dataclasses.field(default=default, metadata={"flat": name})
+
+def flat(name: str, default: Any, *, group: str = "") -> Any:
+    """A field shown as a flag and a form field under ``name`` (in ``group``, when it is not
+    shown with the rest of its section)."""
+    metadata = {"flat": name, "group": group} if group else {"flat": name}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def grouped(group: str, default: Any) -> Any:
+    """One of TrainConfig's own fields, shown in ``group`` (unmarked ones are :data:`TRAINING`'s)."""
+    return dataclasses.field(default=default, metadata={"group": group})
 
 
 @dataclass
 class SACConfig:
+    title: ClassVar[str] = TRAINING
+
     head: str = flat("head", "auto")
     """policy/Q head: flat (one output per action), factorised (substation then bus bits) or auto"""
     hidden: int = flat("hidden", 256)
@@ -41,11 +68,11 @@ class SACConfig:
     """the temperature at the first update (a cloned policy is sharp: a small start keeps the entropy bonus from flattening it)"""
     actor_delay: int = flat("actor_delay", 0)
     """SAC updates during which only the critics learn, the actor and temperature held: a policy started from imitation stays itself until the critics know its values"""
-    imitation: float = flat("imitation", 0.0)
+    imitation: float = flat("imitation", 0.0, group=ACE)
     """weight of a behaviour-cloning term on the LLM buffer's rows, priority * -log pi(a_llm | s), added to the policy loss (0: off, the paper's weighted policy loss alone)"""
-    anchor: float = flat("anchor", 0.0)
+    anchor: float = flat("anchor", 0.0, group=ANCHOR)
     """weight of a behaviour-cloning term on the expert's mined decisions (anchor_mine), anchor * -log pi(a_expert | s) over a batch of them at every actor update, added to the policy loss: keeps a cloned policy near the expert while RL moves it (0: off)"""
-    anchor_action_weight: float = flat("anchor_action_weight", 1.0)
+    anchor_action_weight: float = flat("anchor_action_weight", 1.0, group=ANCHOR)
     """how many times each real action (not do-nothing) counts in the anchor term's mean: an expert that mostly waits teaches waiting, and not when to stop (ace_core/rl/cloning.py; 1: every decision alike)"""
     conservative: float = flat("conservative", 0.0)
     """weight of CQL's conservative term (Kumar et al. 2020), conservative * (log sum_a exp Q(s, a) - Q(s, a_taken)), added to each critic's loss: pushes down the values of actions the run never took, so the actor is not drawn to the critics' over-estimates (0: off)"""
@@ -55,6 +82,8 @@ class SACConfig:
 
 @dataclass
 class ActorConfig:
+    title: ClassVar[str] = ACE
+
     rounds: int = flat("actor_rounds", 5)
     """choose-simulate-retry rounds per refinement"""
     candidates: int = flat("actor_candidates", 6)
@@ -71,6 +100,8 @@ class ActorConfig:
 
 @dataclass
 class CriticConfig:
+    title: ClassVar[str] = ACE
+
     k: float = flat("shaping_k", 0.1)
     """K of the critic's adjustments {-2K, -K, +K, +2K}"""
     threshold: float = flat("critic_threshold", 0.5)
@@ -108,6 +139,8 @@ class CriticConfig:
 @dataclass
 class FinetuneConfig:
     """LoRA settings and the training budget of one fine-tuning round."""
+
+    title: ClassVar[str] = ACE
 
     r: int = 8
     """LoRA rank (size of the low-rank update)"""
@@ -163,3 +196,94 @@ class FinetuneConfig:
                 f"FinetuneConfig.target_modules={self.target_modules!r}: give module names such as q_proj, v_proj"
             )
         return self
+
+
+@dataclass
+class PretrainConfig:
+    """The imitation start: behaviour cloning of the expert before RL (the ``pretrain_*`` settings)."""
+
+    title: ClassVar[str] = IMITATION
+
+    mine: str = flat("pretrain_mine", "")
+    """start from behaviour cloning of the expert: a mine directory (`python -m ace_core mine`), auto to mine the train days first (cached: reused by every run with the same env, expert and seeds), or empty for no imitation start"""
+    expert: str = flat("pretrain_expert", "greedy")
+    """the expert that auto mines with (greedy, greedy:BUDGET or greedy:key=value,...)"""
+    seeds: int = flat("pretrain_seeds", 2)
+    """grid seeds each train day is mined with (auto)"""
+    demand_scales: str = flat("pretrain_demand_scales", "")
+    """with auto, also mine the train days heavier: demand scales, comma-separated (e.g. 1.05,1.1; each 0.8-1.3, ace_core/grid/demand.py); heavier days hold many more of the decisions where doing nothing overloads the grid, and the clone and the anchor learn from every mine; empty = the days as they are only"""
+    epochs: int = flat("pretrain_epochs", 30)
+    """behaviour-cloning epochs over the mined expert decisions"""
+
+    def scales(self) -> tuple[float, ...]:
+        """The demand scales auto mines at: 1.0 (the days as they are), then ``demand_scales``."""
+        from ace_core.grid.demand import check_demand_scale
+
+        scales = [1.0]
+        for part in self.demand_scales.split(","):
+            if not part.strip():
+                continue
+            try:
+                value = float(part)
+            except ValueError:
+                value = part.strip()
+            try:
+                scale = check_demand_scale(value)
+            except ConfigError as exc:
+                raise ConfigError(f"pretrain_demand_scales: {exc}") from None
+            if scale in scales:
+                raise ConfigError(
+                    f"pretrain_demand_scales: {scale} is given twice or is 1 (the days as they are are "
+                    "always mined); give distinct scales other than 1, e.g. 1.05,1.1"
+                )
+            scales.append(scale)
+        return tuple(scales)
+
+
+@dataclass
+class AnchorConfig:
+    """The mines of the expert anchor, a behaviour-cloning term kept on during RL (its weights,
+    ``anchor`` and ``anchor_action_weight``, are the SAC loss's: :class:`SACConfig`)."""
+
+    title: ClassVar[str] = ANCHOR
+
+    mine: str = flat("anchor_mine", "")
+    """mine directories (comma-separated) whose expert decisions the anchor term clones during RL; empty = the run's pretrain_mine"""
+
+    def mines(self, pretrain_mine: str) -> list[str]:
+        """The mines the anchor term clones: ``mine``'s, else the run's pretrain mine."""
+        if self.mine:
+            return [part.strip() for part in self.mine.split(",") if part.strip()]
+        return [pretrain_mine] if pretrain_mine else []
+
+
+@dataclass
+class TeacherConfig:
+    """Expert-guided exploration: some decisions play the simulated expert's action (``teacher_*``)."""
+
+    title: ClassVar[str] = TEACHER
+
+    prob: float = flat("teacher_prob", 0.0)
+    """probability that a decision at step 0 plays the simulated expert's action instead of the policy's; it falls linearly to 0 at teacher_steps (0 = off). The expert's transitions enter the same replay buffer"""
+    steps: int = flat("teacher_steps", 20_000)
+    """environment steps over which teacher_prob falls to 0 (counted from step 0, so a resume that extends --steps keeps the schedule)"""
+    top_k: int = flat("teacher_top_k", 4)
+    """the expert simulates reconnect-or-nothing, the policy's k most likely actions ..."""
+    budget: int = flat("teacher_budget", 16)
+    """... and this many greedy candidates (reconnections, topologies at the ends of the most loaded lines), and plays the lowest simulated max rho"""
+    anchor: bool = flat("teacher_anchor", False)
+    """the teacher's decisions join the anchor term's mined ones (needs anchor > 0): with teacher_budget 0 the policy clones what simulating its own top k chose, on the states the run reaches"""
+
+
+@dataclass
+class ValidationConfig:
+    """How the best policy is chosen during training (``validate_every``, ``validation_*``)."""
+
+    title: ClassVar[str] = VALIDATION
+
+    every: int = flat("validate_every", 0)
+    """agent decisions between validations: the plain policy plays the validation days, and the best one is kept as best.pt, which evaluation and deployment use (0 = no validation: the last policy)"""
+    seeds: int = flat("validation_seeds", 1)
+    """grid seeds each validation day is played with"""
+    demand_scale: float = flat("validation_demand_scale", 1.0)
+    """also play the validation days with every load and production multiplied by this (0.8-1.3; ace_core/grid/demand.py), a harder test of the same days; the mean survival over both chooses best.pt (1.0 = the days as they are only)"""

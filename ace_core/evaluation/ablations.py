@@ -72,9 +72,7 @@ def run_ablations(
     eval_seeds: tuple[int, ...],
     command: str = "",
 ) -> dict:
-    from ace_core.events import JsonlSink
-    from ace_core.training.tensorboard import with_tensorboard
-    from ace_core.training.trainer import Trainer, write_summary
+    from ace_core.training import run
 
     for name in variants:
         variant_config(base, name, 0)  # every variant's settings are valid before anything runs
@@ -88,14 +86,7 @@ def run_ablations(
             summary_path = run_dir / "summary.json"
             if not summary_path.exists():
                 print(f"[{time.strftime('%H:%M:%S')}] training {name} seed {seed} -> {run_dir}", flush=True)
-                resume = (run_dir / "checkpoint.pt").exists()
-                trainer = Trainer(config, run_dir)
-                sink = with_tensorboard(JsonlSink(run_dir), run_dir)
-                trainer.sink = sink
-                try:
-                    write_summary(run_dir, trainer.run(resume=resume))
-                finally:
-                    sink.close()
+                run(config, run_dir, resume=(run_dir / "checkpoint.pt").exists(), logs=True)
             summary = json.loads(summary_path.read_text())
             report = _test_report(base.env, run_dir, eval_episodes, eval_seeds)
             last = _last_metrics(run_dir)
@@ -129,6 +120,7 @@ def run_ablations(
 def _test_report(env: str, run_dir: Path, eval_episodes: int | None, eval_seeds: tuple[int, ...]) -> dict:
     """The run's test evaluation, reused from ``test_report.json`` when it was made with the same
     scenarios and grid seeds (another ``--eval-seeds`` or ``--eval-episodes`` evaluates again)."""
+    from ace_core.agents.spec import AgentSpec
     from ace_core.evaluation.runner import evaluate
 
     path = run_dir / "test_report.json"
@@ -137,7 +129,9 @@ def _test_report(env: str, run_dir: Path, eval_episodes: int | None, eval_seeds:
         report = json.loads(path.read_text())
         if {key: report.get(key) for key in wanted} == wanted:
             return report
-    report = evaluate(env, f"sac:{run_dir}", "test", eval_episodes, seeds=eval_seeds) | wanted
+    report = (
+        evaluate(env, str(AgentSpec("sac", str(run_dir))), "test", eval_episodes, seeds=eval_seeds) | wanted
+    )
     path.write_text(json.dumps(report, indent=2))
     return report
 

@@ -8,12 +8,10 @@ noisy; ratios travel better than milliseconds):
 - ``act_path_ms`` and ``act_path_over_step``: features + legality mask + policy sample, per call;
 - ``train_steps_per_s`` and ``train_over_raw``: the training loop with learning on at the
   default update ratio (one gradient step per agent decision), the buffer prefilled so that
-  learning runs from the first decision;
-- ``recommend_ms_p50`` / ``p95`` and ``recommend_p95_over_step``: policy top-10 plus a one-step
-  simulation of each (``simulate_many``), over the 50 most stressed states;
-  ``recommend_with_fallback_ms_p95`` adds the greedy expert's 32 candidates when none of the ten
-  clears an overload, as the live console does. The policy has random weights, so its candidates
-  are worse (more cascades to simulate in full, more fallbacks) than a trained policy's.
+  learning runs from the first decision.
+
+The recommendation pipeline's latency (simulation, N-1, look-ahead) has its own benchmark:
+``bench/recommend_pipeline.py``.
 """
 
 from __future__ import annotations
@@ -25,15 +23,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.config import TrainConfig
+from ace_core.config import MAX_STEPS, TrainConfig
+from ace_core.extension import TrainerExtension
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
-from ace_core.recommend.pipeline import recommend
-from ace_core.rl.buffer import Transition
+from ace_core.rl.buffer import ReplayBuffer, Transition
 from ace_core.rl.sac import SAC
-from ace_core.training.trainer import Trainer
+from ace_core.training.extensions import extensions_for
+from ace_core.training.launch import run
+from ace_core.training.setup import RunParts
+from ace_core.training.trainer import random_legal_action
 
 DEFAULT_ENVS = ("l2rpn_case14_sandbox", "l2rpn_wcci_2020")
 
@@ -48,15 +49,6 @@ def bench_env(name: str, quick: bool = False) -> dict:
     act_s = _act_path(sac, features, space, collected, 200 if quick else 2000)
     train_steps = 500 if quick else 4000
     train_s, decisions, updates = _training(name, features, collected, train_steps)
-    # recommendations on the most stressed collected states
-    stressed = sorted(collected, key=lambda o: -float(o.rho.max()))[: 10 if quick else 50]
-    timings = [
-        recommend(o, sac, space, features, env.action_space, k=10, greedy_budget=0)[1]["total_ms"]
-        for o in stressed
-    ]
-    with_fallback = [
-        recommend(o, sac, space, features, env.action_space, k=10)[1]["total_ms"] for o in stressed
-    ]
     return {
         "env": name,
         "actions": space.n,
@@ -70,11 +62,6 @@ def bench_env(name: str, quick: bool = False) -> dict:
         "train_decision_fraction": decisions / train_steps,
         "train_decisions": decisions,
         "train_updates": updates,
-        "recommend_k": 10,
-        "recommend_ms_p50": float(np.percentile(timings, 50)),
-        "recommend_ms_p95": float(np.percentile(timings, 95)),
-        "recommend_p95_over_step": float(np.percentile(timings, 95)) / (step_s * 1000),
-        "recommend_with_fallback_ms_p95": float(np.percentile(with_fallback, 95)),
     }
 
 
@@ -114,32 +101,45 @@ def _act_path(sac: SAC, features: FeatureBuilder, space, collected: list, n_act:
 def _training(
     name: str, features: FeatureBuilder, collected: list, train_steps: int
 ) -> tuple[float, int, int]:
-    """(seconds per step, decisions, updates) of the training loop at the default update ratio."""
+    """(seconds per step, decisions, updates) of the training loop at the default update ratio:
+    a run's own loop and timing (its one checkpoint, at the end, included; no metric report)."""
     config = TrainConfig(
-        env=name, steps=train_steps, learning_starts=64, log_every=train_steps, checkpoint_every=10**8
+        env=name, steps=train_steps, learning_starts=64, log_every=MAX_STEPS, checkpoint_every=MAX_STEPS
     )
+
+    def prefilled(config: TrainConfig, parts: RunParts) -> list[TrainerExtension]:
+        return [_Prefill(parts, features, collected, config), *extensions_for(config, parts)]
+
     with tempfile.TemporaryDirectory() as out:
-        trainer = Trainer(config, Path(out))
-        # prefill with real states and random actions so that every decision timed below
-        # also runs a gradient update
-        for i in range(config.learning_starts):
+        result = run(config, Path(out), extensions=prefilled)
+    return result.seconds / train_steps, result.decisions, result.updates
+
+
+class _Prefill(TrainerExtension):
+    """Fills the replay buffer with real states and random legal actions before the run starts, so
+    that every decision timed also runs a gradient update."""
+
+    def __init__(
+        self, parts: RunParts, features: FeatureBuilder, collected: list, config: TrainConfig
+    ) -> None:
+        self.parts, self.features, self.collected, self.config = parts, features, collected, config
+
+    def replay(self, buffer: ReplayBuffer) -> ReplayBuffer:
+        space, collected, features = self.parts.space, self.collected, self.features
+        for i in range(self.config.learning_starts):
             o, o_next = collected[i % len(collected)], collected[(i + 1) % len(collected)]
-            top = trainer.space.top_mask(o)
-            trainer.buffer.add(
+            top = space.top_mask(o)
+            buffer.add(
                 Transition(
                     features(o),
                     top,
-                    trainer._random_legal_action(top),
+                    random_legal_action(space, self.parts.rng, top),
                     0.0,
                     features(o_next),
-                    trainer.space.top_mask(o_next),
+                    space.top_mask(o_next),
                     False,
-                    config.sac.gamma,
+                    self.config.sac.gamma,
                     0.0,
                 )
             )
-        trainer._start_episode()
-        started = time.perf_counter()
-        while trainer.step < train_steps:
-            trainer._one_step()
-        return (time.perf_counter() - started) / train_steps, trainer.decisions, trainer.sac.updates
+        return buffer

@@ -30,12 +30,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ace_core.agents.spec import KINDS
 from ace_core.errors import ConfigError
 from ace_core.evaluation.runner import REPORT_NAME, evaluate
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 
-AGENT_KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 COLUMNS = (
     "agent",
     "runs",
@@ -82,13 +82,13 @@ def split_agents(argument: str) -> list[str]:
     for piece in (p.strip() for p in pieces):
         if not piece:
             continue
-        if specs and piece.partition(":")[0] not in AGENT_KINDS:
+        if specs and piece.partition(":")[0] not in KINDS:
             specs[-1] += "," + piece
         else:
             specs.append(piece)
     if not specs:
         raise ConfigError(
-            f"--agents names no agent; accepted: a comma-separated list of {', '.join(AGENT_KINDS)} specs"
+            f"--agents names no agent; accepted: a comma-separated list of {', '.join(KINDS)} specs"
         )
     return specs
 

@@ -20,12 +20,9 @@ counters; a power flow that diverges is a game over with the minimum reward, as 
 through :func:`simulate_rho`. The test suite compares both paths on every action of the 14-bus
 grid in stressed states. About 4x faster on ten candidates (see ``python -m ace_core bench``).
 
-Both fall back to the public ``obs.simulate`` if grid2op's internals change.
-
-Reading an outcome is done here too, once for every caller: :func:`failure` says whether the
-simulated step is usable (and if not, why, in a fixed order: illegal, game over, simulation
-error), :func:`max_rho_after` gives its max rho (None when unusable) and :func:`exception_text`
-the first line of grid2op's exception.
+Both fall back to the public ``obs.simulate`` if grid2op's internals change. What a simulated
+step means (usable or not, why, the overloads it relieves or creates) is read in
+:mod:`ace_core.grid.outcome`.
 """
 
 from __future__ import annotations
@@ -37,42 +34,12 @@ import numpy as np
 
 
 class Simulated(NamedTuple):
+    """grid2op's raw answer for one simulated step (read it with :mod:`ace_core.grid.outcome`)."""
+
     rho: np.ndarray
     reward: float
     done: bool
     info: dict
-
-
-ILLEGAL = "illegal"
-GAME_OVER = "game over"
-SIMULATION_ERROR = "simulation error"
-
-
-def failure(simulated: Simulated) -> str:
-    """``ILLEGAL``, ``GAME_OVER`` or ``SIMULATION_ERROR`` when the simulated step cannot be used
-    (the first that applies, in that order), else ``""``."""
-    _, _, done, info = simulated
-    if info.get("is_illegal"):
-        return ILLEGAL
-    if done:
-        return GAME_OVER
-    if info.get("exception"):
-        return SIMULATION_ERROR
-    return ""
-
-
-def max_rho_after(simulated: Simulated) -> float | None:
-    """Max rho one step after the action; None when the step cannot be used (see :func:`failure`)."""
-    return None if failure(simulated) else float(np.max(simulated.rho))
-
-
-def exception_text(info: dict) -> str:
-    """The first line of grid2op's first exception in ``info`` (300 characters at most), or ""."""
-    exceptions = info.get("exception") or []
-    if not exceptions:
-        return ""
-    first = exceptions[0] if isinstance(exceptions, list | tuple) else exceptions
-    return str(first).splitlines()[0][:300] if str(first) else type(first).__name__
 
 
 def simulate_rho(obs, action, time_step: int = 1) -> Simulated:

@@ -61,20 +61,27 @@ class MineError(ConfigError):
 
 @dataclass(frozen=True)
 class MineSpec:
+    """What a mine is of: the settings the CLI's ``mine`` flags and the web app's mine form offer
+    (their help texts are these docstrings)."""
+
     env: str
+    """the grid whose days the expert plays"""
     expert: str = "greedy"
+    """the expert: greedy, greedy:BUDGET or greedy:key=value,... (its settings: ace_core/config/expert.py)"""
     split: str = "train"
+    """the scenarios mined: train, validation or test"""
     episodes: int | None = None
-    """first N scenarios of the split (None: all)"""
+    """the first N scenarios of the split (none given: all of them)"""
     seeds: int = 1
     """each scenario is played with grid seeds 0..seeds-1"""
     episode_length: int = DEFAULT_EPISODE_LENGTH
+    """steps per scenario (288 = one day)"""
     player: str = ""
     """a policy (run directory or checkpoint) that plays while the expert labels (DAgger); "": the expert plays"""
     opponent: str = "env"
-    """line attacks in the mined episodes (:mod:`ace_core.grid.opponents`); the env's own by default"""
+    """line attacks in the mined episodes: env (the env's own opponent), none, or random-line (grid2op's RandomLineOpponent; ace_core/grid/opponents.py)"""
     demand_scale: float = 1.0
-    """every load and production of the mined days times this (:mod:`ace_core.grid.demand`)"""
+    """every load and production of the mined days times this (0.8-1.3; 1.05: heavier days, more decisions that matter; ace_core/grid/demand.py)"""
 
     def key(self) -> dict:
         """What identifies a mine: the expert by its parsed settings (``greedy`` and

@@ -45,17 +45,17 @@ class ImitationStart:
 
     def check(self, space: ActionSpace) -> None:
         """Refuse a given mine from another grid or a corrupt one (an auto mine is the run's own)."""
-        if self.config.pretrain_mine != "auto":
-            check_dataset(self.config.pretrain_mine, space)
+        if self.config.pretrain.mine != "auto":
+            check_dataset(self.config.pretrain.mine, space)
 
     def run(self, sink: EventSink, episodes: int) -> Path:
         """Mine (or reuse the mine), clone it, and return the cloned policy's checkpoint.
         ``episodes``: the train days of the run, to report the mining's progress."""
         from ace_core.imitation.cloning import CloneConfig, pretrain
 
-        mine_dirs = self._mine(sink, episodes * self.config.pretrain_seeds)
+        mine_dirs = self._mine(sink, episodes * self.config.pretrain.seeds)
         sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
-        clone = CloneConfig(epochs=self.config.pretrain_epochs, seed=self.config.seed)
+        clone = CloneConfig(epochs=self.config.pretrain.epochs, seed=self.config.seed)
         with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
             report = pretrain(self.config.env, mine_dirs, self.dir, clone, hidden=self.config.sac.hidden)
         values = {
@@ -74,24 +74,24 @@ class ImitationStart:
         return [
             MineSpec(
                 env=self.config.env,
-                expert=self.config.pretrain_expert,
-                seeds=self.config.pretrain_seeds,
+                expert=self.config.pretrain.expert,
+                seeds=self.config.pretrain.seeds,
                 episode_length=self.config.episode_length,
                 opponent=self.config.opponent,
                 demand_scale=scale,
             )
-            for scale in self.config.pretrain_scales()
+            for scale in self.config.pretrain.scales()
         ]
 
     def mine_dirs(self) -> list[Path]:
         """The mines the policy is cloned from: the one given, or the shared cache's (auto)."""
-        if self.config.pretrain_mine != "auto":
-            return [Path(self.config.pretrain_mine)]
+        if self.config.pretrain.mine != "auto":
+            return [Path(self.config.pretrain.mine)]
         return [spec.default_dir().resolve() for spec in self._specs()]
 
     def _mine(self, sink: EventSink, episodes: int) -> list[Path]:
         """Mine what is not mined yet; ``episodes``: those of one mine (progress counts them all)."""
-        if self.config.pretrain_mine != "auto":
+        if self.config.pretrain.mine != "auto":
             return self.mine_dirs()
         from ace_core.imitation.mining import mine
 

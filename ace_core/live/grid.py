@@ -9,20 +9,20 @@ applied actions, so the same states) to answer what-if questions without asking 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ace_core.agents.sac import load_sac
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.outcome import exception_text
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
-from ace_core.grid.simulate import exception_text
 from ace_core.grid.text import state_text
 from ace_core.live.actions import DO_NOTHING, LiveAction, LiveActionError, parse_action, to_grid2op
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
 from ace_core.live.legality import LegalityRules
-from ace_core.live.recommendations import TOP_OUTAGES, assessment_dict, figures_of, live_pipeline
+from ace_core.live.recommendations import assessment_dict, live_pipeline
 from ace_core.live.states import grid_state
 from ace_core.live.what_if import WhatIf, what_if
 from ace_core.recommend.outcomes import Candidate
@@ -159,17 +159,7 @@ class LiveGrid:
         return self.rules.refusal(self.obs, action)
 
     def what_if(self, action: LiveAction) -> WhatIf:
-        """Simulate ``action`` one step ahead; refused (with the reason) when it cannot be played.
-        A playable action gets the pipeline's figures too: N-1, look-ahead, and why it is worse
-        than doing nothing, if it is."""
-        outcome = what_if(self.obs, action, self.space, self.env.action_space, self.refusal(action))
-        return self.with_figures(self.obs, action, outcome)
-
-    def with_figures(self, obs, action: LiveAction, outcome: WhatIf) -> WhatIf:
-        """``outcome`` (a what-if of ``action`` from ``obs``, this grid's current observation or one
-        kept from an earlier step) with the pipeline's figures when the action can be played."""
-        if not outcome.legal:
-            return outcome
-        g2op_action = to_grid2op(action, self.space, self.env.action_space)
-        checked = self.pipeline.what_if(obs, g2op_action).to_json(TOP_OUTAGES)
-        return replace(outcome, figures=figures_of(checked))
+        """Simulate ``action`` one step ahead, with the pipeline's figures: N-1, look-ahead, and
+        why it is worse than doing nothing, if it is; refused (with the reason) when it cannot be
+        played."""
+        return what_if(self.pipeline, self.obs, action, self.refusal(action))

@@ -46,5 +46,5 @@ class GridHistory:
         if step == self.step_index:
             return grid.what_if(action)  # the current state: also refused once the scenario is over
         obs = self._observations[step]
-        outcome = what_if(obs, action, grid.space, grid.env.action_space, grid.rules.refusal(obs, action))
-        return grid.with_figures(obs, action, outcome)  # the same N-1 and look-ahead figures as then
+        # the same outcome, N-1 and look-ahead figures as then
+        return what_if(grid.pipeline, obs, action, grid.rules.refusal(obs, action))

@@ -66,17 +66,17 @@ def card_source(sources: tuple[str, ...] | list[str]) -> str:
 def card_dict(candidate: Candidate) -> dict[str, Any]:
     """A recommendation card: its headline figures, and the rest (N-1, look-ahead, outcome in
     words, substations) under ``figures``."""
-    data = candidate.to_json(TOP_OUTAGES)
+    data, outcome = candidate.to_json(TOP_OUTAGES), candidate.outcome
     return {
         "action_index": candidate.action_index,
         "description": candidate.description,
         "confidence": round(candidate.confidence, 4),
         "source": card_source(candidate.sources),
-        "max_rho_before": round(candidate.max_rho_before, 4),
-        "max_rho_after": None if candidate.max_rho_after is None else round(candidate.max_rho_after, 4),
-        "lines_relieved": list(candidate.lines_relieved),
-        "new_overloads": list(candidate.new_overloads),
-        "error": candidate.error,
+        "max_rho_before": round(outcome.max_rho_before, 4),
+        "max_rho_after": None if outcome.max_rho_after is None else round(outcome.max_rho_after, 4),
+        "lines_relieved": list(outcome.lines_relieved),
+        "new_overloads": list(outcome.new_overloads),
+        "error": outcome.error,
         "figures": figures_of(data),
     }
 

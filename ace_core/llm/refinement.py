@@ -11,7 +11,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from ace_core.events import RefinementEvent, RoundRecord
-from ace_core.grid.simulate import GAME_OVER, ILLEGAL, SIMULATION_ERROR, Simulated, failure, max_rho_after
+from ace_core.grid.outcome import Failure, failure, max_rho_after
+from ace_core.grid.simulate import Simulated
 from ace_core.llm.lora import Sample
 from ace_core.rl.buffer import Transition
 
@@ -131,11 +132,11 @@ class Progress:
 def outcome_of(simulated: Simulated) -> Outcome:
     rho, reward, done, info = simulated
     why = failure(simulated)
-    if why == ILLEGAL:
+    if why is Failure.ILLEGAL:
         return Outcome(reward, None, done, "illegal action")
-    if why == GAME_OVER:
+    if why is Failure.GRID_FAILS:
         return Outcome(reward, None, True, "game over in simulation")
-    if why == SIMULATION_ERROR:
+    if why is Failure.SIMULATION_ERROR:
         return Outcome(reward, None, done, f"simulation error: {info['exception'][0]}")
     return Outcome(reward, max_rho_after(simulated), False, "")
 

@@ -1,5 +1,8 @@
 """What a candidate action leads to, in figures and in words: the result types of the
-recommendation pipeline (:mod:`ace_core.recommend.pipeline`) and their JSON for the console and the API.
+recommendation pipeline's stages (:mod:`ace_core.recommend.pipeline`): a :class:`Proposal`, a
+:class:`Candidate` (a proposal and its simulated :class:`~ace_core.grid.outcome.Outcome`, then its
+N-1 screen, look-ahead and rank), a :class:`RecommendationSet`; and their JSON for the console and
+the API.
 
 The words are the operator's vocabulary, shared by every page that shows a simulated outcome:
 "game over in simulation", "not allowed now", "clears the overload(s)", "creates a new
@@ -8,29 +11,25 @@ overload", never a sentinel such as "max rho -1.000".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass, field, fields
 
 from ace_core.grid.contingency import N1Screen
 from ace_core.grid.lookahead import LookAhead
+from ace_core.grid.outcome import OVERLOAD, Outcome
 
-OVERLOAD = 1.0
 SOURCES = ("reference", "default", "policy", "expert")
 """where a candidate comes from: doing nothing (the reference), reconnect-or-nothing (the
 default move), the policy's most likely actions, the greedy expert's best simulated ones"""
 
 
-def outcome_words(
-    *, game_over: bool, illegal: bool, error: str, before: np.ndarray, after: np.ndarray | None
-) -> str:
+def outcome_words(outcome: Outcome) -> str:
     """One short sentence for a one-step simulated outcome."""
-    if illegal:
-        return "not allowed now: " + error if error else "not allowed now"
-    if game_over or after is None:
+    if outcome.illegal:
+        return "not allowed now: " + outcome.reason if outcome.reason else "not allowed now"
+    if outcome.failed:
         return "game over in simulation"
-    now, then = before >= OVERLOAD, after >= OVERLOAD
-    relieved, created, left = int((now & ~then).sum()), int((~now & then).sum()), int(then.sum())
+    relieved, created = len(outcome.lines_relieved), len(outcome.new_overloads)
+    left = len(outcome.overloads_after)
     parts = []
     if relieved:
         parts.append(f"clears {relieved} overload{'s' if relieved > 1 else ''}")
@@ -40,7 +39,7 @@ def outcome_words(
         parts.append(f"{left} line{'s' if left > 1 else ''} still overloaded")
     if not parts:
         parts.append("no overload")
-    return f"{', '.join(parts)}; max rho {float(before.max()):.1%} -> {float(after.max()):.1%}"
+    return f"{', '.join(parts)}; max rho {outcome.max_rho_before:.1%} -> {outcome.max_rho_after:.1%}"
 
 
 def max_rho_words(max_rho: float | None, error: str = "") -> str:
@@ -52,9 +51,9 @@ def max_rho_words(max_rho: float | None, error: str = "") -> str:
     return f"max rho {max_rho:.1%}" + (" (overload)" if max_rho >= OVERLOAD else "")
 
 
-@dataclass
-class Candidate:
-    """One candidate action and everything the pipeline learnt about it."""
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate action before simulation: what it is and who proposed it."""
 
     action_index: int
     description: str
@@ -63,29 +62,36 @@ class Candidate:
     """the policy's probability of this action (0 when the policy did not propose it)"""
     substations: tuple[int, ...]
     """substations the action touches (to highlight on the diagram)"""
-    max_rho_before: float
-    max_rho_after: float | None = None
-    """simulated max rho one step ahead; None for a game over or an action not allowed now"""
-    reward_after: float | None = None
-    game_over: bool = False
-    illegal: bool = False
-    error: str = ""
-    lines_relieved: tuple[int, ...] = ()
-    new_overloads: tuple[int, ...] = ()
-    overloads_after: tuple[int, ...] = ()
-    outcome: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate(Proposal):
+    """A proposal and what the pipeline's stages learnt about it: its one-step outcome, then its
+    N-1 screen and look-ahead when computed, then its rank or why it is rejected."""
+
+    outcome: Outcome
     n1: N1Screen | None = None
     look_ahead: LookAhead | None = None
     rank: int | None = None
     """1 for the top recommendation; None for the reference and rejected candidates"""
     rejected_because: str = ""
 
+    @classmethod
+    def of(cls, proposal: Proposal, outcome: Outcome) -> Candidate:
+        return cls(**{f.name: getattr(proposal, f.name) for f in fields(Proposal)}, outcome=outcome)
+
     @property
     def failed(self) -> bool:
-        return self.game_over or self.illegal
+        return self.outcome.failed
+
+    @property
+    def words(self) -> str:
+        """The one-step outcome in words (``outcome`` in the JSON)."""
+        return outcome_words(self.outcome)
 
     def to_json(self, top_outages: int = 10) -> dict:
         """``top_outages``: how many overloading or diverging outages of its N-1 to list."""
+        outcome = self.outcome
         return {
             "action_index": self.action_index,
             "description": self.description,
@@ -93,16 +99,16 @@ class Candidate:
             "confidence": self.confidence,
             "substations": list(self.substations),
             "rank": self.rank,
-            "outcome": self.outcome,
-            "max_rho_before": self.max_rho_before,
-            "max_rho_after": self.max_rho_after,
-            "reward_after": self.reward_after,
-            "game_over": self.game_over,
-            "illegal": self.illegal,
-            "error": self.error,
-            "lines_relieved": list(self.lines_relieved),
-            "new_overloads": list(self.new_overloads),
-            "overloads_after": list(self.overloads_after),
+            "outcome": self.words,
+            "max_rho_before": outcome.max_rho_before,
+            "max_rho_after": outcome.max_rho_after,
+            "reward_after": outcome.reward,
+            "game_over": outcome.game_over,
+            "illegal": outcome.illegal,
+            "error": outcome.error,
+            "lines_relieved": list(outcome.lines_relieved),
+            "new_overloads": list(outcome.new_overloads),
+            "overloads_after": list(outcome.overloads_after),
             "n1": None if self.n1 is None else self.n1.to_json(top_outages),
             "look_ahead": None if self.look_ahead is None else self.look_ahead.to_json(),
             "rejected_because": self.rejected_because,
@@ -125,7 +131,7 @@ class StateSecurity:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class RecommendationSet:
     """Everything one pipeline run returns; ``to_json()`` is what the console and the API send."""
 

@@ -5,7 +5,8 @@ evaluation, benchmark). Its candidates are doing nothing (the reference), the de
 (reconnect a line whose cooldown is over, else nothing), the policy's most likely actions and
 the greedy expert's best few. Each is
 
-- simulated one step ahead (:func:`ace_core.grid.simulate.simulate_many`, batched);
+- simulated one step ahead (:func:`ace_core.grid.simulate.simulate_many`, batched) and read
+  once into an :class:`~ace_core.grid.outcome.Outcome`;
 - screened for N-1 on the grid it leads to (:mod:`ace_core.grid.contingency`, LightSim2Grid's
   contingency analysis), over every line or a configured list;
 - for doing nothing and the best few, looked ahead over the forecasts' horizon
@@ -15,17 +16,17 @@ the greedy expert's best few. Each is
 then ranked by the safety order of :mod:`ace_core.recommend.ranking`, which also rejects, with the
 reason, every candidate worse than doing nothing. Doing nothing's own outcome is always
 returned, as the reference and as the live state's security (its N-1 status and look-ahead).
-The result types and their JSON are in :mod:`ace_core.recommend.outcomes`.
 
-:func:`recommend` (in :mod:`ace_core.recommend.topk`, re-exported here) is the earlier fast path,
-kept for the callers that still use it.
+``run`` is one pass through these stages, each returning new, frozen results (the types and
+their JSON are in :mod:`ace_core.recommend.outcomes`): proposals -> candidates (simulated) ->
+N-1 screened -> looked ahead -> ranked.
 """
 
 from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from grid2op.Exceptions import Grid2OpException
@@ -43,18 +44,12 @@ from ace_core.grid.forecasts import (
     check_horizon,
     forecast_kind,
 )
-from ace_core.grid.lookahead import ForecastSeries, look_ahead, skipped_look_ahead
+from ace_core.grid.lookahead import ForecastSeries, LookAhead, look_ahead, skipped_look_ahead
+from ace_core.grid.outcome import failure, outcome_of
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
-from ace_core.recommend.outcomes import Candidate, RecommendationSet, StateSecurity, outcome_words
+from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet, StateSecurity
 from ace_core.recommend.ranking import rank, rejection
-from ace_core.recommend.topk import (  # noqa: F401 - the earlier path, re-exported for its callers
-    Recommendation,
-    SimulatedOutcome,
-    outcome_of,
-    recommend,
-    simulate,
-)
 from ace_core.rl.sac import SAC
 
 # ----------------------------------------------------------------------------- the pipeline
@@ -120,27 +115,82 @@ class RecommendationPipeline:
         if current is not None and available_horizon(current):
             check_horizon(self.config.horizon, available_horizon(current))
 
-    # ----- candidates -----
-    def _candidates(self, obs) -> tuple[list[Candidate], int, float]:
+    # ----- the run -----
+    def run(self, obs, state_backend=None) -> RecommendationSet:
+        """Recommendations for ``obs``. ``state_backend``: the live env's backend, holding the
+        grid of ``obs`` (its N-1 status is screened there); without it, the current grid is
+        re-solved in grid2op's simulator (a simulation with no time step ahead): the same base
+        case, but with the generators at their realised output (slack share included) rather
+        than their set-points, so outages share the lost power slightly differently."""
+        started = time.perf_counter()
+        timings: dict[str, float] = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
+        state_n1 = self._state_n1(obs, state_backend)
+        proposals, n_proposed, timings["policy_ms"] = self._propose(obs)
+        forecast, notes = self._forecast(obs)
+        solver_before = _solver_seconds(obs)
+
+        simulated_at = time.perf_counter()
+        actions = [self.space.to_grid2op(p.action_index, self.g2op_space) for p in proposals]
+        candidates, grids = self._simulate(obs, proposals, actions, n_proposed)
+        timings["simulate_ms"] = (time.perf_counter() - simulated_at) * 1000
+        candidates = self._keep_expert_best(candidates, n_proposed, grids, timings)
+        candidates = self._screen(candidates, grids, timings)
+
+        looked_at = time.perf_counter()
+        candidates = self._look_ahead_best(obs, forecast, candidates, grids)
+        timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
+        timings["solver_ms"] = _solver_ms(obs, solver_before, candidates)
+
+        reference, others = candidates[0], candidates[1:]
+        recommendations, rejected = rank(others, reference)
+        timings["total_ms"] = (time.perf_counter() - started) * 1000
+        return RecommendationSet(
+            reference=reference,
+            recommendations=recommendations,
+            rejected=rejected,
+            security=_security(state_n1, reference),
+            forecast=forecast.to_json(),
+            timings_ms=timings,
+            notes=notes,
+        )
+
+    def what_if(self, obs, action) -> Candidate:
+        """The same figures for any grid2op action (e.g. an operator's): its one-step outcome, N-1
+        and look-ahead, and in ``rejected_because`` why it is worse than doing nothing, if it is."""
+        index = self.space.index_of_grid2op(action)
+        description = self.space.describe(index) if index is not None else str(action).splitlines()[0]
+        proposals = [
+            Proposal(0, "do nothing", ("reference",), 0.0, ()),
+            Proposal(
+                -1 if index is None else index,
+                description,
+                ("operator",),
+                0.0,
+                self._substations(index) if index is not None else (),
+            ),
+        ]
+        forecast, _ = self._forecast(obs)
+        candidates, grids = self._simulate(obs, proposals, [self.g2op_space({}), action], n_proposed=2)
+        candidates = self._screen(candidates, grids, {"n1_ms": 0.0, "n1_solver_ms": 0.0})
+        actions = {proposals[1].action_index: action}
+        reference, candidate = self._look_ahead(obs, forecast, candidates, grids, actions)
+        return replace(candidate, rejected_because=rejection(candidate, reference))
+
+    # ----- 1. proposals -----
+    def _propose(self, obs) -> tuple[list[Proposal], int, float]:
         """Doing nothing (the reference, first), the default move, the policy's most likely
         actions, then the expert's pool (``expert_budget`` of them, from which the run keeps the
-        best ``expert_k``); also the number of non-pool candidates and the policy's time."""
-        before_max = float(np.max(obs.rho))
-        found: dict[int, Candidate] = {}
+        best ``expert_k``); also the number of non-pool proposals and the policy's time."""
+        found: dict[int, Proposal] = {}
 
         def add(index: int, source: str, confidence: float = 0.0) -> None:
-            if index in found:
-                found[index].sources += (source,)
-                found[index].confidence = max(found[index].confidence, confidence)
+            known = found.get(index)
+            if known is None:
+                description, substations = self.space.describe(index), self._substations(index)
+                found[index] = Proposal(index, description, (source,), confidence, substations)
             else:
-                found[index] = Candidate(
-                    index,
-                    self.space.describe(index),
-                    (source,),
-                    confidence,
-                    self._substations(index),
-                    before_max,
-                )
+                sources, confidence = known.sources + (source,), max(known.confidence, confidence)
+                found[index] = replace(known, sources=sources, confidence=confidence)
 
         add(0, "reference")
         add(reconnect_or_nothing(obs), "default")
@@ -164,6 +214,33 @@ class RecommendationPipeline:
             return (int(self.space.line_or_sub[line]), int(self.space.line_ex_sub[line]))
         return (int(self.space.bits_of(index)[0]),)
 
+    # ----- 2. one-step simulation -----
+    def _simulate(
+        self, obs, proposals: list[Proposal], actions: list, n_proposed: int
+    ) -> tuple[list[Candidate], dict[int, SolvedGrid]]:
+        """One batch of one-step simulations: each proposal with its outcome, and the post-action
+        grids (by action index) that N-1 and look-ahead start from: every proposed candidate's,
+        and of the expert's pool only those that may be among its best."""
+        grids: dict[int, SolvedGrid] = {}
+        pool_best: list[float] = []  # the expert pool's lowest max rho so far
+        kept = self._pool_kept()
+
+        def keep_grid(i: int, simulated: Simulated, backend) -> None:
+            if failure(simulated) is not None:
+                return
+            if i >= n_proposed:
+                score = float(simulated.rho.max())
+                if len(pool_best) >= kept and score >= pool_best[kept - 1]:
+                    return
+                bisect.insort(pool_best, score)
+            grids[proposals[i].action_index] = SolvedGrid.of(backend)
+
+        # without forecasts grid2op cannot simulate a step ahead: the actions' immediate effect
+        time_step = 1 if available_horizon(obs) else 0
+        before = np.asarray(obs.rho, dtype=float)
+        simulated = simulate_many(obs, actions, time_step=time_step, after_each=keep_grid)
+        return [Candidate.of(p, outcome_of(s, before)) for p, s in zip(proposals, simulated)], grids
+
     def _pool_kept(self) -> int:
         """How many of the expert pool's best by max rho keep their post-action grid."""
         return max(self.config.expert_k, self.config.expert_n1)
@@ -179,136 +256,62 @@ class RecommendationPipeline:
             c
             for c in candidates[n_proposed:]
             # an action that changes nothing (buses set where they are) takes no expert's slot
-            if not c.failed and (reference.failed or abs(c.max_rho_after - reference.max_rho_after) > 1e-9)
+            if not c.failed
+            and (reference.failed or abs(c.outcome.max_rho_after - reference.outcome.max_rho_after) > 1e-9)
         ]
-        pool.sort(key=lambda c: c.max_rho_after)
+        pool.sort(key=lambda c: c.outcome.max_rho_after)
         if self.config.expert_n1 > self.config.expert_k:
-            pool = pool[: self.config.expert_n1]
-            self._screen([reference, *pool], grids, timings)
+            reference, *pool = self._screen([reference, *pool[: self.config.expert_n1]], grids, timings)
             acceptable, rejected = rank(pool, reference)  # the run ranks those kept again
             pool = acceptable + rejected
-        return candidates[:n_proposed] + pool[: self.config.expert_k]
+        return [reference, *candidates[1:n_proposed], *pool[: self.config.expert_k]]
 
-    # ----- the run -----
-    def run(self, obs, state_backend=None) -> RecommendationSet:
-        """Recommendations for ``obs``. ``state_backend``: the live env's backend, holding the
-        grid of ``obs`` (its N-1 status is screened there); without it, the current grid is
-        re-solved in grid2op's simulator (a simulation with no time step ahead): the same base
-        case, but with the generators at their realised output (slack share included) rather
-        than their set-points, so outages share the lost power slightly differently."""
-        started = time.perf_counter()
-        timings: dict[str, float] = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
-        state_n1 = self._state_n1(obs, state_backend)
-        candidates, n_proposed, timings["policy_ms"] = self._candidates(obs)
-        forecast, notes = self._forecast(obs)
-        solver_before = _solver_seconds(obs)
-
-        simulated_at = time.perf_counter()
-        actions = [self.space.to_grid2op(c.action_index, self.g2op_space) for c in candidates]
-        grids = self._simulate(obs, candidates, actions, n_proposed)
-        timings["simulate_ms"] = (time.perf_counter() - simulated_at) * 1000
-        candidates = self._keep_expert_best(candidates, n_proposed, grids, timings)
-        reference, others = candidates[0], candidates[1:]
-        self._screen(candidates, grids, timings)
-
-        looked_at = time.perf_counter()
-        first_pass, _ = rank(others, reference)
-        self._look_ahead(obs, forecast, [reference, *first_pass[: self.config.look_ahead_top]], grids)
-        timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
-        timings["solver_ms"] = _solver_ms(obs, solver_before, candidates)
-
-        recommendations, rejected = rank(others, reference)
-        timings["total_ms"] = (time.perf_counter() - started) * 1000
-        return RecommendationSet(
-            reference=reference,
-            recommendations=recommendations,
-            rejected=rejected,
-            security=_security(state_n1, reference),
-            forecast=forecast.to_json(),
-            timings_ms=timings,
-            notes=notes,
-        )
-
-    def what_if(self, obs, action) -> Candidate:
-        """The same figures for any grid2op action (e.g. an operator's): its one-step outcome, N-1
-        and look-ahead, and in ``rejected_because`` why it is worse than doing nothing, if it is."""
-        index = self.space.index_of_grid2op(action)
-        description = self.space.describe(index) if index is not None else str(action).splitlines()[0]
-        before_max = float(np.max(obs.rho))
-        reference = Candidate(0, "do nothing", ("reference",), 0.0, (), before_max)
-        candidate = Candidate(
-            -1 if index is None else index,
-            description,
-            ("operator",),
-            0.0,
-            self._substations(index) if index is not None else (),
-            before_max,
-        )
-        candidates = [reference, candidate]
-        forecast, _ = self._forecast(obs)
-        grids = self._simulate(obs, candidates, [self.g2op_space({}), action], n_proposed=2)
-        self._screen(candidates, grids, {"n1_ms": 0.0, "n1_solver_ms": 0.0})
-        self._look_ahead(obs, forecast, candidates, grids, actions={candidate.action_index: action})
-        candidate.rejected_because = rejection(candidate, reference)
-        return candidate
-
-    def _simulate(self, obs, candidates: list[Candidate], actions: list, n_proposed: int) -> dict:
-        """One batch of one-step simulations filling each candidate's figures; returns the
-        post-action grids (by action index) that N-1 and look-ahead start from: every proposed
-        candidate's, and of the expert's pool only those that may be among its best."""
-        grids: dict[int, SolvedGrid] = {}
-        pool_best: list[float] = []  # the expert pool's lowest max rho so far
-        kept = self._pool_kept()
-
-        def keep_grid(i: int, simulated: Simulated, backend) -> None:
-            if simulated.done or simulated.info.get("is_illegal") or simulated.info.get("exception"):
-                return
-            if i >= n_proposed:
-                score = float(simulated.rho.max())
-                if len(pool_best) >= kept and score >= pool_best[kept - 1]:
-                    return
-                bisect.insort(pool_best, score)
-            grids[candidates[i].action_index] = SolvedGrid.of(backend)
-
-        # without forecasts grid2op cannot simulate a step ahead: the actions' immediate effect
-        time_step = 1 if available_horizon(obs) else 0
-        before = np.asarray(obs.rho, dtype=float)
-        outcomes = simulate_many(obs, actions, time_step=time_step, after_each=keep_grid)
-        for candidate, outcome in zip(candidates, outcomes):
-            _fill(candidate, outcome, before)
-        return grids
-
-    def _screen(self, candidates: list[Candidate], grids: dict, timings: dict[str, float]) -> None:
-        """N-1 of each candidate's post-action grid not screened yet; the time spent, and
-        LightSim2Grid's part, added to ``timings``' ``n1_ms`` and ``n1_solver_ms``."""
+    # ----- 3. N-1 -----
+    def _screen(self, candidates: list[Candidate], grids: dict, timings: dict[str, float]) -> list[Candidate]:
+        """The candidates, with the N-1 of each post-action grid not screened yet; the time spent,
+        and LightSim2Grid's part, added to ``timings``' ``n1_ms`` and ``n1_solver_ms``."""
+        screened = []
         for candidate in candidates:
             grid = grids.get(candidate.action_index)
             if grid is not None and candidate.n1 is None:
-                candidate.n1 = screen_n1(grid, self.lines, self.line_names)
+                candidate = replace(candidate, n1=screen_n1(grid, self.lines, self.line_names))
                 timings["n1_ms"] += candidate.n1.total_ms
                 timings["n1_solver_ms"] += candidate.n1.solver_ms
+            screened.append(candidate)
+        return screened
 
-    def _look_ahead(self, obs, forecast, candidates: list[Candidate], grids: dict, actions=None) -> None:
+    # ----- 4. look-ahead -----
+    def _look_ahead_best(self, obs, forecast, candidates: list[Candidate], grids: dict) -> list[Candidate]:
+        """The candidates, doing nothing and the best ``look_ahead_top`` by a first ranking
+        looked ahead."""
+        reference, others = candidates[0], candidates[1:]
+        first_pass, _ = rank(others, reference)
+        chosen = [reference, *first_pass[: self.config.look_ahead_top]]
+        looked = {c.action_index: c for c in self._look_ahead(obs, forecast, chosen, grids)}
+        return [looked.get(c.action_index, c) for c in candidates]
+
+    def _look_ahead(
+        self, obs, forecast, candidates: list[Candidate], grids: dict, actions: dict | None = None
+    ) -> list[Candidate]:
+        """The candidates looked ahead over the forecasts' horizon (``actions``: grid2op actions by
+        action index, for those outside the action space)."""
         if not forecast.horizon:
-            candidates[0].look_ahead = skipped_look_ahead(forecast, "this grid carries no forecasts")
-            return
+            skipped = skipped_look_ahead(forecast, "this grid carries no forecasts")
+            return [replace(candidates[0], look_ahead=skipped), *candidates[1:]]
         series = ForecastSeries(obs, self.config.horizon)
+        looked = []
         for candidate in candidates:
             action = (actions or {}).get(candidate.action_index)
             if action is None:
                 action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
             start = grids.get(candidate.action_index)
-            try:
-                candidate.look_ahead = look_ahead(obs, action, series, forecast, start)
-            except (Grid2OpException, RuntimeError, ValueError) as exc:
-                # a grid the simulator cannot step: say so, keep the feed running
-                reason = f"the simulator failed: {str(exc).splitlines()[0][:200]}"
-                candidate.look_ahead = skipped_look_ahead(forecast, reason)
+            looked.append(replace(candidate, look_ahead=_looked_ahead(obs, action, series, forecast, start)))
+        return looked
 
+    # ----- the state itself -----
     def _state_n1(self, obs, state_backend) -> N1Screen | None:
         if state_backend is None:
-            outcome = simulate_rho(obs, self.g2op_space({}), time_step=0)
-            if outcome.done or outcome.info.get("exception"):
+            if failure(simulate_rho(obs, self.g2op_space({}), time_step=0)) is not None:
                 return None
             state_backend = obs._obs_env.backend
         return screen_n1(SolvedGrid.of(state_backend), self.lines, self.line_names)
@@ -324,6 +327,15 @@ class RecommendationPipeline:
         return ForecastInfo(self.kind, self.config.horizon), []
 
 
+def _looked_ahead(obs, action, series: ForecastSeries, forecast: ForecastInfo, start) -> LookAhead:
+    try:
+        return look_ahead(obs, action, series, forecast, start)
+    except (Grid2OpException, RuntimeError, ValueError) as exc:
+        # a grid the simulator cannot step: say so, keep the feed running
+        reason = f"the simulator failed: {str(exc).splitlines()[0][:200]}"
+        return skipped_look_ahead(forecast, reason)
+
+
 def _solver_seconds(obs) -> float:
     """LightSim2Grid's cumulated solver time in grid2op's simulator (``comp_time``)."""
     return float(getattr(obs._obs_env.backend, "comp_time", 0.0))
@@ -335,29 +347,6 @@ def _solver_ms(obs, solver_before: float, candidates: list[Candidate]) -> float:
     n1 = sum(c.n1.solver_ms for c in candidates if c.n1 is not None)
     series = sum(c.look_ahead.solver_ms for c in candidates if c.look_ahead is not None)
     return simulator + n1 + series
-
-
-def _fill(candidate: Candidate, outcome: Simulated, before: np.ndarray) -> None:
-    """The one-step simulated figures and their words."""
-    simulated = outcome_of(outcome)
-    candidate.illegal = simulated.error.startswith("illegal")
-    candidate.game_over = bool(simulated.error) and not candidate.illegal
-    candidate.error = simulated.error
-    candidate.max_rho_after = simulated.max_rho
-    candidate.reward_after = simulated.reward
-    after = simulated.rho
-    if after is not None:
-        now, then = before >= 1.0, after >= 1.0
-        candidate.lines_relieved = tuple(int(i) for i in np.flatnonzero(now & ~then))
-        candidate.new_overloads = tuple(int(i) for i in np.flatnonzero(~now & then))
-        candidate.overloads_after = tuple(int(i) for i in np.flatnonzero(then))
-    candidate.outcome = outcome_words(
-        game_over=candidate.game_over,
-        illegal=candidate.illegal,
-        error=simulated.error.removeprefix("illegal: "),
-        before=before,
-        after=after,
-    )
 
 
 def _security(n1: N1Screen | None, reference: Candidate) -> StateSecurity:

@@ -26,6 +26,7 @@ safe than doing nothing by criteria 1-5 (criterion 5 only when both look-aheads 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ace_core.recommend.outcomes import Candidate
 
@@ -60,33 +61,35 @@ def look_ahead_key(candidate: Candidate) -> tuple[float, float]:
 
 def safety_key(candidate: Candidate) -> tuple:
     """The lexicographic key of the module docstring (lower is safer)."""
-    still_overloaded = set(candidate.overloads_after) - set(candidate.new_overloads)
+    outcome = candidate.outcome
+    still_overloaded = set(outcome.overloads_after) - set(outcome.new_overloads)
     return (
-        int(candidate.failed),
+        int(outcome.failed),
         len(still_overloaded),
-        len(candidate.new_overloads),
+        len(outcome.new_overloads),
         *n1_key(candidate),
         *look_ahead_key(candidate),
-        math.inf if candidate.max_rho_after is None else candidate.max_rho_after,
+        math.inf if outcome.max_rho_after is None else outcome.max_rho_after,
         -candidate.confidence,
     )
 
 
 def rejection(candidate: Candidate, reference: Candidate) -> str:
     """Why ``candidate`` is worse than doing nothing (``reference``); empty when it is not."""
-    if candidate.illegal:
-        return candidate.outcome
-    if candidate.game_over:
-        return "game over in simulation" + ("" if reference.game_over else " (doing nothing survives)")
-    if reference.game_over:
+    outcome, nothing = candidate.outcome, reference.outcome
+    if outcome.illegal:
+        return candidate.words
+    if outcome.game_over:
+        return "game over in simulation" + ("" if nothing.game_over else " (doing nothing survives)")
+    if nothing.game_over:
         return ""
-    n_after, n_ref = len(candidate.overloads_after), len(reference.overloads_after)
+    n_after, n_ref = len(outcome.overloads_after), len(nothing.overloads_after)
     if n_after > n_ref:
         return f"leaves {n_after} overloaded line(s) where doing nothing leaves {n_ref}"
-    if candidate.max_rho_after > reference.max_rho_after + MAX_RHO_TOLERANCE:
+    if outcome.max_rho_after > nothing.max_rho_after + MAX_RHO_TOLERANCE:
         return (
-            f"raises max rho to {candidate.max_rho_after:.1%} where doing nothing gives "
-            f"{reference.max_rho_after:.1%}"
+            f"raises max rho to {outcome.max_rho_after:.1%} where doing nothing gives "
+            f"{nothing.max_rho_after:.1%}"
         )
     if _same_as(candidate, reference):
         return "changes nothing: the same outcome as doing nothing"
@@ -109,7 +112,7 @@ def rejection(candidate: Candidate, reference: Candidate) -> str:
 def _same_as(candidate: Candidate, reference: Candidate) -> bool:
     """The same grid as doing nothing (e.g. buses set to where they already are): the same max
     rho and the same N-1 worst case, to round-off."""
-    if abs(candidate.max_rho_after - reference.max_rho_after) > 1e-9:
+    if abs(candidate.outcome.max_rho_after - reference.outcome.max_rho_after) > 1e-9:
         return False
     mine, ref = candidate.n1, reference.n1
     if mine is None or ref is None or mine.worst_rho is None or ref.worst_rho is None:
@@ -137,14 +140,9 @@ def _n1_words(candidate: Candidate) -> str:
 
 
 def rank(candidates: list[Candidate], reference: Candidate) -> tuple[list[Candidate], list[Candidate]]:
-    """(recommendations best first with their rank set, rejected with their reason set)."""
-    kept, rejected = [], []
-    for candidate in candidates:
-        candidate.rejected_because = rejection(candidate, reference)
-        (rejected if candidate.rejected_because else kept).append(candidate)
-    kept.sort(key=safety_key)
-    for i, candidate in enumerate(kept):
-        candidate.rank = i + 1
-    for candidate in rejected:
-        candidate.rank = None
-    return kept, rejected
+    """(recommendations best first with their rank set, rejected with their reason set), as new
+    candidates."""
+    judged = [replace(c, rejected_because=rejection(c, reference), rank=None) for c in candidates]
+    kept = sorted((c for c in judged if not c.rejected_because), key=safety_key)
+    rejected = [c for c in judged if c.rejected_because]
+    return [replace(c, rank=i + 1) for i, c in enumerate(kept)], rejected

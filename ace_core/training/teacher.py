@@ -8,8 +8,9 @@ Q learns what good topologies are worth and the soft policy update follows Q; th
 still acts alone. The draw uses the trainer's generator, and none is made once the schedule is
 over, so the rest of the run samples as a run without teacher.
 
-With ``teacher_anchor`` every decision the teacher takes is also kept (:class:`DecisionLog`) and
-the anchor term clones it beside the mined ones (:mod:`ace_core.imitation.anchor`).
+With ``teacher_anchor`` every decision the teacher takes is also kept in the run's
+:class:`DecisionLog` (``taught``, which the trainer hands the anchor term too) and the anchor term
+clones it beside the mined ones (:mod:`ace_core.imitation.anchor`).
 """
 
 from __future__ import annotations
@@ -35,19 +36,19 @@ class ExpertTeacher(TrainerExtension):
         g2op_space,
         sac: SAC,
         rng: np.random.Generator,
-        feature_size: int,
+        taught: DecisionLog | None = None,
     ) -> None:
         self.config, self.space, self.g2op_space = config, space, g2op_space
         self.sac, self.rng = sac, rng
         self.decisions = 0
         """decisions the expert took"""
-        self.taught = DecisionLog(feature_size, space.n_top) if config.teacher_anchor else None
-        """those decisions, for the anchor term to clone (``teacher_anchor``)"""
+        self.taught = taught
+        """where those decisions are kept for the anchor term to clone (``teacher_anchor``), or None"""
         self._step = 0
 
     def probability(self, step: int) -> float:
         config = self.config
-        return config.teacher_prob * max(0.0, 1.0 - step / config.teacher_steps)
+        return config.teacher.prob * max(0.0, 1.0 - step / config.teacher.steps)
 
     def choose(self, step: int, obs, features: np.ndarray, mask: np.ndarray) -> int | None:
         probability = self.probability(step)
@@ -60,10 +61,10 @@ class ExpertTeacher(TrainerExtension):
         return action
 
     def expert_action(self, obs, features: np.ndarray, mask: np.ndarray) -> int:
-        k = self.config.teacher_top_k
+        k = self.config.teacher.top_k
         ranked = [index for index, _ in self.sac.policy(features, mask).top_k(k)] if k else []
         action, _, _ = greedy_search(
-            obs, self.space, self.g2op_space, self.config.teacher_budget, extra=ranked
+            obs, self.space, self.g2op_space, self.config.teacher.budget, extra=ranked
         )
         return action
 

@@ -10,7 +10,7 @@ event only, so commands that never train (``--help``, ``envs``, ``evaluate``) do
 
 A resumed run writes again the steps after its checkpoint: the writer is opened with
 ``purge_step`` at its first step, so TensorBoard hides the stale points a crashed attempt left
-(as ``python -m ace_core train --resume`` drops them from ``metrics.jsonl``).
+(as a resume drops them from ``metrics.jsonl``, :mod:`ace_core.training.resume`).
 """
 
 from __future__ import annotations

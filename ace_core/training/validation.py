@@ -52,6 +52,17 @@ class Validation:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def metrics(self) -> dict[str, float]:
+        """Its figures as the run reports them (``eval/...``)."""
+        values = {
+            "eval/validation_survival": self.survival,
+            "eval/validation_reward": self.reward,
+            "eval/validation_decisions": float(self.decisions),
+        }
+        for scale, survival in self.survival_by_demand.items():
+            values[f"eval/validation_survival_demand_{scale}"] = survival
+        return values
+
 
 def has_opponent(env) -> bool:
     """Whether ``env`` attacks lines (its opponent's state then outlives a seeded reset)."""

@@ -13,18 +13,14 @@ from ace_core.errors import AgentSpecError, CheckpointError, ConfigError
 from ace_core.evaluation.runner import evaluate
 from ace_core.events import MemorySink
 from ace_core.grid.candidates import reference_topologies, substation_topologies
-from ace_core.training.trainer import train
+from ace_core.training import run
 from tests.sandbox_settings import sandbox_settings
 
 
 @pytest.fixture(scope="module")
 def sandbox_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    train(
-        TrainConfig(**sandbox_settings(steps=200, hidden=32, checkpoint_every=200)),
-        MemorySink(),
-        out,
-    )
+    run(TrainConfig(**sandbox_settings(steps=200, hidden=32, checkpoint_every=200)), out, MemorySink())
     return out
 
 

@@ -12,7 +12,8 @@ from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.imitation.anchor import ExpertAnchor
 from ace_core.imitation.data import DatasetError, save_npz_atomic
-from ace_core.training.trainer import Trainer, train
+from ace_core.training import run
+from ace_core.training.trainer import Trainer
 from tests.ace_core.conftest import MINE_ENV
 
 # every step a decision, so that ~90 SAC updates move the cloned actor
@@ -25,9 +26,7 @@ RL = dict(
 def clone(mined, tmp_path_factory):
     _, mine_dir, _ = mined
     out = tmp_path_factory.mktemp("anchor") / "clone"
-    train(
-        TrainConfig(**{**RL, "steps": 1}, pretrain_mine=str(mine_dir), pretrain_epochs=20), MemorySink(), out
-    )
+    run(TrainConfig(**{**RL, "steps": 1}, pretrain_mine=str(mine_dir), pretrain_epochs=20), out, MemorySink())
     return mine_dir, out / "pretrain"
 
 
@@ -53,7 +52,7 @@ def test_the_anchor_keeps_the_cloned_policy_nearer_the_expert_than_plain_sac(clo
         config = TrainConfig(
             **RL, init_from=str(start), anchor_mine=str(mine_dir), policy_lr=1e-3, anchor=weight
         )
-        assert train(config, sink, out).updates > 50
+        assert run(config, out, sink).updates > 50
         likelihood[weight] = _expert_log_likelihood(out, mine_dir)
         anchor_losses = [
             m.values["losses/anchor"] for m in sink.of_type(MetricsEvent) if "losses/anchor" in m.values
@@ -111,7 +110,7 @@ def test_the_teacher_anchor_clones_what_the_check_chose_on_the_runs_states(clone
         )
         trainer = Trainer(config, tmp_path / f"taught-{taught}")
         trainer.run()
-        assert (trainer.teacher.taught is not None) == taught
+        assert (trainer.extension("teacher").taught is not None) == taught
         states[taught] = load_checkpoint(tmp_path / f"taught-{taught}" / "checkpoint.pt")
     log = states[True]["teacher"]["taught"]
     # every decision of the run was the teacher's, and each one was kept with its inputs
@@ -134,9 +133,9 @@ def test_a_resumed_run_keeps_cloning_the_teachers_earlier_decisions(clone, tmp_p
         teacher_anchor=True,
     )
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    train(TrainConfig(**settings), MemorySink(), straight)
-    train(TrainConfig(**{**settings, "steps": 60}), MemorySink(), resumed)
-    train(TrainConfig(**settings), MemorySink(), resumed, resume=True)
+    run(TrainConfig(**settings), straight, MemorySink())
+    run(TrainConfig(**{**settings, "steps": 60}), resumed, MemorySink())
+    run(TrainConfig(**settings), resumed, MemorySink(), resume=True)
     a, b = load_checkpoint(straight / "checkpoint.pt"), load_checkpoint(resumed / "checkpoint.pt")
     for key in ("features", "masks", "actions"):
         assert np.array_equal(a["teacher"]["taught"][key], b["teacher"]["taught"][key])
@@ -156,12 +155,12 @@ def test_a_checkpoint_written_before_the_teacher_anchor_resumes_with_it_keeping_
 ):
     mine_dir, start = clone
     settings = dict(**RL, **CHECK_TEACHER, init_from=str(start), anchor_mine=str(mine_dir), anchor=1.0)
-    train(TrainConfig(**{**settings, "steps": 60}), MemorySink(), tmp_path)
+    run(TrainConfig(**{**settings, "steps": 60}), tmp_path, MemorySink())
     path = tmp_path / "checkpoint.pt"
     state = load_checkpoint(path)
-    del state["config"]["teacher_anchor"]  # as written before the setting existed
+    del state["config"]["teacher"]["anchor"]  # as written before the setting existed
     torch.save(state, path)
-    train(TrainConfig(**settings, teacher_anchor=True), MemorySink(), tmp_path, resume=True)
+    run(TrainConfig(**settings, teacher_anchor=True), tmp_path, MemorySink(), resume=True)
     resumed = load_checkpoint(path)
     assert resumed["loop"]["step"] == 120
     kept = len(resumed["teacher"]["taught"]["actions"])

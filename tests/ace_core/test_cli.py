@@ -1,5 +1,7 @@
 """The CLI as a user runs it: a real subprocess, exit codes and messages."""
 
+import dataclasses
+import importlib
 import json
 import os
 import re
@@ -110,3 +112,43 @@ def test_help_gives_each_flag_its_doc_and_one_default(command):
     assert "width of the hidden layers (default: 256)" in text
     assert "K of the critic's adjustments {-2K, -K, +K, +2K} (default: 0.1)" in text
     assert not re.search(r"\(default: [^()]*\) \(default: ", text)  # never twice in a row
+
+
+@pytest.mark.parametrize(
+    "command, dataclass",
+    [
+        (["mine", "--env", "l2rpn_case14_sandbox"], "ace_core.imitation.mining.MineSpec"),
+        (
+            ["pretrain", "--env", "e", "--dataset", "d", "--out", "o"],
+            "ace_core.imitation.cloning.CloneConfig",
+        ),
+        (["dagger", "--env", "e", "--dataset", "d", "--out", "o"], "ace_core.imitation.cloning.CloneConfig"),
+    ],
+)
+def test_the_imitation_commands_take_a_flag_per_field_of_their_settings(command, dataclass, capsys):
+    from ace_core.cli import build_parser
+    from ace_core.cli.flags import from_args
+
+    module, _, name = dataclass.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([command[0], "--help"])
+    text = capsys.readouterr().out
+    for field in dataclasses.fields(cls):
+        assert "--" + field.name.replace("_", "-") in text
+    # no flag given: the dataclass's own defaults
+    values = {"env": "l2rpn_case14_sandbox"} if command[0] == "mine" else {}
+    assert from_args(cls, build_parser().parse_args(command)) == cls(**values)
+
+
+def test_building_the_parser_imports_neither_torch_nor_grid2op():
+    """Every command pays for the parser; the imitation commands' flags come from modules that
+    import torch and grid2op, so they are added only when those commands run."""
+    code = (
+        "import sys; from ace_core.cli import build_parser; build_parser();"
+        "print(sorted(m for m in ('torch', 'grid2op') if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

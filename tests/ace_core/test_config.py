@@ -3,11 +3,15 @@ import dataclasses
 import pytest
 
 from ace_core.config import (
+    SECTIONS,
     ActorConfig,
     CriticConfig,
     FinetuneConfig,
+    PretrainConfig,
     SACConfig,
+    TeacherConfig,
     TrainConfig,
+    ValidationConfig,
     config_fields,
     field_docs,
 )
@@ -124,3 +128,42 @@ def test_differences_compare_only_the_settings_a_saved_config_has():
     full["sac"]["max_grad_norm"] = 1.0
     full["llm_critic"]["k"] = 0.5
     assert config.differences(full) == ["sac.max_grad_norm", "shaping_k"]
+
+
+def test_the_run_sections_hold_the_imitation_anchor_teacher_and_validation_settings():
+    config = TrainConfig(
+        pretrain_mine="auto", pretrain_seeds=3, anchor_mine="a, b", teacher_prob=0.5, validate_every=100
+    )
+    assert config.pretrain == PretrainConfig(mine="auto", seeds=3)
+    assert config.teacher == TeacherConfig(prob=0.5) and config.validation == ValidationConfig(every=100)
+    assert config.anchor_mines() == ["a", "b"] and config.get("anchor_mine") == "a, b"
+    assert TrainConfig(pretrain_mine="m").anchor_mines() == ["m"]  # no anchor_mine: the pretrain mine
+    assert config.full_dict()["teacher"]["prob"] == 0.5 and "teacher_prob" not in config.full_dict()
+    assert TrainConfig.from_dict(config.full_dict()) == config == TrainConfig.from_dict(config.to_dict())
+
+
+def test_a_checkpoint_written_before_a_section_existed_reads_its_settings_into_it():
+    config = TrainConfig(
+        pretrain_mine="auto", pretrain_epochs=5, teacher_top_k=2, validation_seeds=3, anchor=1.0
+    )
+    # a checkpoint of then: the settings of pretrain, anchoring, teacher and validation under
+    # their flat names, beside TrainConfig's own and the sections it had
+    old_sections = ("sac", "llm_actor", "llm_critic", "finetune")
+    old = {name: value for name, value in config.full_dict().items() if name not in SECTIONS}
+    old |= {name: value for name, value in config.full_dict().items() if name in old_sections}
+    old |= {
+        f.name: config.get(f.name) for f in config_fields() if f.section and f.section not in old_sections
+    }
+    assert "pretrain_epochs" in old and "pretrain" not in old
+    assert TrainConfig.from_dict(old) == config and config.differences(old) == []
+    assert config.differences({**old, "pretrain_epochs": 6}) == ["pretrain_epochs"]
+
+
+def test_every_flat_setting_is_shown_in_a_group_its_section_names():
+    groups = {f.name: f.group for f in config_fields()}
+    assert groups["pretrain_mine"] == PretrainConfig.title and groups["teacher_anchor"] == TeacherConfig.title
+    assert groups["validate_every"] == groups["validation_seeds"] == ValidationConfig.title
+    assert groups["anchor"] == groups["anchor_mine"] == "Expert anchor"  # a SAC weight shown with its mines
+    assert groups["hidden"] == SACConfig.title and groups["env"] == "Environment"
+    assert {groups[f.name] for f in config_fields() if f.section == "llm_actor"} == {ActorConfig.title}
+    assert all(hasattr(kind, "title") for kind in SECTIONS.values())

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import torch
 
-from ace_core.__main__ import main
 from ace_core.agents.spec import load_agent
+from ace_core.cli import main
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env

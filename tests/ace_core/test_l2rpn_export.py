@@ -20,7 +20,7 @@ from ace_core.agents.spec import load_agent
 from ace_core.config import TrainConfig
 from ace_core.events import MemorySink
 from ace_core.l2rpn.export import export_run
-from ace_core.training.trainer import train
+from ace_core.training import run
 from tests.sandbox_settings import sandbox_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +98,7 @@ def exported(tmp_path_factory):
             root = tmp_path_factory.mktemp(f"export-{head}")
             threshold, seed = HEADS[head]
             config = TrainConfig(**sandbox_settings(steps=200, head=head, rho_threshold=threshold, seed=seed))
-            train(config, MemorySink(), root / "run")
+            run(config, root / "run", MemorySink())
             export_run(root / "run", root / "submission")
             made[head] = root
         return made[head], head

@@ -1,7 +1,7 @@
-"""The live grid behind the operator's console (ace_core/live.py), on real grid2op envs:
+"""The live grid behind the operator's console (ace_core/live/), on real grid2op envs:
 stepping through a scenario, the recommendation pipeline's cards with their simulated effect,
-replaying applied actions after a restart, what-if of any action, and the refusals (unknown
-names, cooldowns, islands) with the reason an operator can act on."""
+replaying applied actions after a restart, and the refusals (unknown names, cooldowns, islands)
+with the reason an operator can act on. What-if of any action: test_live_what_if.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from ace_core.live import (
     LiveAction,
     LiveActionError,
     LiveGrid,
-    absolute_action,
     apply_delta,
     card_dict,
     make_live_env,
@@ -26,7 +25,6 @@ from ace_core.live import (
     state_delta,
     to_grid2op,
     untrained_policy,
-    what_if,
 )
 
 ENV = "l2rpn_case14_sandbox"
@@ -160,13 +158,14 @@ def test_recommendations_are_the_pipeline_s_never_worse_than_doing_nothing(stres
 
     assert result.cards, "an expert's action clears line 9's overload"
     for card in result.cards:
-        assert card.max_rho_before == pytest.approx(before.max())
+        outcome = card.outcome
+        assert outcome.max_rho_before == pytest.approx(before.max())
         rho, done, _ = simulated_rho(grid, LiveAction("index", index=card.action_index))
-        assert not done and card.max_rho_after == pytest.approx(rho.max(), abs=1e-4)
-        assert (card.lines_relieved, card.new_overloads) == relieved_and_new(before, rho)
+        assert not done and outcome.max_rho_after == pytest.approx(rho.max(), abs=1e-4)
+        assert (outcome.lines_relieved, outcome.new_overloads) == relieved_and_new(before, rho)
         # never worse than doing nothing: no more overloaded lines, no higher max rho
-        assert len(card.overloads_after) <= len(reference["overloads_after"])
-        assert card.max_rho_after <= reference["max_rho_after"] + 1e-6
+        assert len(outcome.overloads_after) <= len(reference["overloads_after"])
+        assert outcome.max_rho_after <= reference["max_rho_after"] + 1e-6
         shown = card_dict(card)
         assert shown["source"] in ("policy", "expert", "both", "default")
         assert (
@@ -174,11 +173,14 @@ def test_recommendations_are_the_pipeline_s_never_worse_than_doing_nothing(stres
             and 0 < len(shown["figures"]["look_ahead"]["max_rho"]) <= 12
         )
         # the what-if panel shows the same numbers, N-1 included, for the same action
-        what_if = grid.what_if(LiveAction("index", index=card.action_index))
-        assert what_if.legal and what_if.max_rho_after == pytest.approx(card.max_rho_after, abs=1e-4)
-        assert (what_if.lines_relieved, what_if.new_overloads) == (card.lines_relieved, card.new_overloads)
-        assert what_if.figures["n1"]["worst"] == shown["figures"]["n1"]["worst"]
-    assert any(STRESSED_LINE in c.lines_relieved for c in result.cards)
+        what_if = grid.what_if(LiveAction("index", index=card.action_index)).to_dict()
+        assert what_if["legal"] and what_if["max_rho_after"] == pytest.approx(outcome.max_rho_after, abs=1e-4)
+        assert (what_if["lines_relieved"], what_if["new_overloads"]) == (
+            shown["lines_relieved"],
+            shown["new_overloads"],
+        )
+        assert what_if["figures"]["n1"]["worst"] == shown["figures"]["n1"]["worst"]
+    assert any(STRESSED_LINE in c.outcome.lines_relieved for c in result.cards)
 
 
 def test_no_recommendations_without_a_policy_or_after_the_end(env):
@@ -224,40 +226,6 @@ def test_replaying_the_applied_actions_after_a_restart_lands_on_the_same_state(e
         assert [card_dict(c) for c in next_step.cards] == [card_dict(c) for c in expected_next.cards]
     finally:
         restarted.close()
-
-
-# ----- what-if --------------------------------------------------------------------------------
-def test_what_if_of_every_action_matches_grid2op_and_leaves_the_grid_alone(env):
-    grid = LiveGrid(ENV, 0, 0, None, env=env)
-    grid.reset()
-    grid.step()
-    state = grid.state
-    before = np.asarray(grid.obs.rho)
-    legal = 0
-    line_switches = [LiveAction("line", line=i, status="disconnect") for i in range(grid.space.n_line)]
-    topologies = [absolute_action(i, grid.space) for i in range(grid.space.n)]
-    for action in topologies + line_switches:
-        outcome = grid.what_if(action)
-        assert outcome.max_rho_before == round(float(before.max()), 4)
-        if not outcome.legal:
-            assert outcome.refusal and outcome.max_rho_after is None and outcome.rho_after == ()
-            continue
-        legal += 1
-        rho, done, info = simulated_rho(grid, action)
-        assert not done and not info["is_illegal"]
-        assert outcome.max_rho_after == round(float(rho.max()), 4)
-        assert np.allclose(outcome.rho_after, rho, atol=1e-3)
-        assert (outcome.lines_relieved, outcome.new_overloads) == relieved_and_new(before, rho)
-        assert outcome.overloads_after == tuple(int(i) for i in np.flatnonzero(rho >= 1.0))
-    assert legal > 100
-    # the policy's index and the same action spelled out give the same answer
-    for index in range(0, grid.space.n, 17):
-        by_index = grid.what_if(LiveAction("index", index=index)).to_dict()
-        spelled = grid.what_if(absolute_action(index, grid.space)).to_dict()
-        assert {k: by_index[k] for k in ("legal", "max_rho_after", "rho_after")} == {
-            k: spelled[k] for k in ("legal", "max_rho_after", "rho_after")
-        }
-    assert grid.state == state and grid.step_index == 1  # simulations never move the grid
 
 
 # ----- refusals -------------------------------------------------------------------------------
@@ -312,7 +280,7 @@ def test_a_topology_action_on_a_substation_in_cooldown_is_refused(cooldown_env):
     message = f"substation 1 is in cooldown for {COOLDOWN} more step(s)"
     assert grid.refusal(second) == message
     outcome = grid.what_if(second)
-    assert not outcome.legal and outcome.refusal == message and outcome.max_rho_after is None
+    assert not outcome.legal and outcome.refusal == message and outcome.to_dict()["max_rho_after"] is None
     _, _, info = simulated_rho(grid, second)
     assert info["is_illegal"]  # grid2op agrees: the refusal is not ours alone
     # the policy's own actions at that substation are refused for the same reason
@@ -404,18 +372,3 @@ def test_security_alarms_are_raised_when_the_grid_s_security_worsens():
     assert security_alarms(insecure, insecure) == []  # once, not at every step
     assert [a["kind"] for a in security_alarms(None, insecure)] == ["n1_insecure", "overload_ahead"]
     assert security_alarms(insecure, secure) == []
-
-
-def test_what_if_figures_of_an_earlier_step_s_observation_are_that_step_s(env):
-    """A what-if answered from an observation kept from an earlier step (the web process keeps
-    them) gets the same N-1 and look-ahead figures as when that step was current."""
-    grid = LiveGrid(ENV, 0, 0, None, env=env)
-    grid.reset()
-    action = act({"kind": "topology", "substation": 1, "set": [[2, 2], [3, 2]]}, grid)
-    at_zero = grid.what_if(action)
-    kept = grid.obs
-    grid.step(with_recommendations=False)
-    grid.step(with_recommendations=False)
-    later = grid.with_figures(kept, action, what_if(kept, action, grid.space, grid.env.action_space, ""))
-    assert at_zero.figures["n1"]["screened"] == 20 and at_zero.figures["look_ahead"]["max_rho"]
-    assert later.figures == at_zero.figures and later.max_rho_after == at_zero.max_rho_after

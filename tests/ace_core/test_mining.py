@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from ace_core.__main__ import main
+from ace_core.cli import main
 from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env

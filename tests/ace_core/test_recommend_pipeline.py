@@ -57,7 +57,7 @@ def test_no_recommendation_is_worse_than_doing_nothing_on_stressed_days(realisti
         for obs in _stressed_states(env, space, chronic, start, 4, threshold=0.98):
             result = pipeline.run(obs)
             ref_failed, ref_rho = _grid2op_outcome(obs, noop)
-            assert result.reference.action_index == 0 and result.reference.game_over == ref_failed
+            assert result.reference.action_index == 0 and result.reference.outcome.game_over == ref_failed
             for card in result.recommendations:
                 failed, rho = _grid2op_outcome(obs, space.to_grid2op(card.action_index, env.action_space))
                 assert not failed, card.description
@@ -93,7 +93,7 @@ def _kept_by_n1_and_by_max_rho(env, space, features, sac, obs):
     (kept,) = _expert_pool(pipeline(expert_k=1, expert_n1=16).run(obs))
     (lowest_rho,) = _expert_pool(pipeline(expert_k=1).run(obs))
     pool = _expert_pool(pipeline(expert_k=16).run(obs))
-    assert lowest_rho.max_rho_after == min(c.max_rho_after for c in pool)
+    assert lowest_rho.outcome.max_rho_after == min(c.outcome.max_rho_after for c in pool)
     acceptable = [c for c in pool if not c.rejected_because]
     assert acceptable and not kept.rejected_because
     assert safety_key(kept)[:5] == min(safety_key(c)[:5] for c in acceptable)
@@ -127,7 +127,7 @@ def test_an_n1_screened_expert_pool_prefers_fewer_outages_that_split_the_grid_to
         assert not done
     kept, lowest_rho = _kept_by_n1_and_by_max_rho(env, space, features, sac, obs)
     assert len(kept.n1.diverged) < len(lowest_rho.n1.diverged)
-    assert kept.max_rho_after > lowest_rho.max_rho_after
+    assert kept.outcome.max_rho_after > lowest_rho.outcome.max_rho_after
     env.close()
 
 
@@ -163,14 +163,15 @@ def test_a_game_over_is_said_in_words(realistic):
         assert not done
     result = RecommendationPipeline(env, space, PipelineConfig(), sac, features).run(obs)
     reference = result.reference
-    assert reference.game_over and reference.outcome == "game over in simulation"
-    assert reference.max_rho_after is None and reference.to_json()["outcome"] == "game over in simulation"
+    assert reference.outcome.game_over and reference.words == "game over in simulation"
+    assert reference.outcome.max_rho_after is None
+    assert reference.to_json()["outcome"] == "game over in simulation"
     assert reference.look_ahead.game_over_step == 1
     assert "doing nothing: game over in simulation in 5 min" in result.security.alarms
     for card in result.rejected:
-        if card.game_over:
-            assert card.outcome == "game over in simulation"
-    assert all("-1" not in c.outcome for c in [reference, *result.recommendations, *result.rejected])
+        if card.outcome.game_over:
+            assert card.words == "game over in simulation"
+    assert all("-1" not in c.words for c in [reference, *result.recommendations, *result.rejected])
 
 
 def test_an_env_without_forecasts_skips_the_look_ahead_and_says_so():
@@ -207,8 +208,8 @@ def test_what_if_gives_any_action_the_same_figures(realistic):
     for card in [*result.recommendations[:1], *result.rejected[:2]]:
         action = space.to_grid2op(card.action_index, env.action_space)
         checked = pipeline.what_if(obs, action)
-        assert checked.action_index == card.action_index and checked.outcome == card.outcome
-        assert checked.max_rho_after == card.max_rho_after
+        assert checked.action_index == card.action_index and checked.words == card.words
+        assert checked.outcome.max_rho_after == card.outcome.max_rho_after
         if card.n1 is not None:
             assert checked.n1.worst_rho == pytest.approx(card.n1.worst_rho)
         assert (checked.rejected_because == "") == (card in result.recommendations)
@@ -217,5 +218,5 @@ def test_what_if_gives_any_action_the_same_figures(realistic):
     # an action outside the policy's action space: a redispatch
     redispatch = env.action_space({"redispatch": [(0, 1.0)]})
     checked = pipeline.what_if(obs, redispatch)
-    assert checked.action_index == -1 and checked.outcome
+    assert checked.action_index == -1 and checked.words
     json.dumps(checked.to_json())

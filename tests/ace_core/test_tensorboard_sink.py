@@ -11,8 +11,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from ace_core.config import TrainConfig
 from ace_core.events import JsonlSink, MetricsEvent
+from ace_core.training import run
 from ace_core.training.tensorboard import TENSORBOARD_DIR, TensorBoardSink, with_tensorboard
-from ace_core.training.trainer import train
 from tests.sandbox_settings import sandbox_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def assert_same_scalars(run_dir: Path) -> None:
 def test_a_training_run_writes_the_metrics_as_tensorboard_scalars(tmp_path):
     sink = JsonlSink(tmp_path)
     try:
-        train(TrainConfig(**sandbox_settings(steps=200, log_every=50)), sink, tmp_path)
+        run(TrainConfig(**sandbox_settings(steps=200, log_every=50)), tmp_path, sink)
     finally:
         sink.close()
     assert_same_scalars(tmp_path)
@@ -96,7 +96,7 @@ def test_composing_twice_writes_one_set_of_files(tmp_path):
 
 def test_the_cli_does_not_import_tensorboard_until_a_run_reports():
     code = (
-        "import sys; from ace_core.__main__ import build_parser; build_parser();"
+        "import sys; from ace_core.cli import build_parser; build_parser();"
         "import ace_core.training.trainer, ace_core.training.tensorboard;"
         "print(sorted(m for m in sys.modules if m.startswith(('tensorboard', 'torch.utils.tensorboard'))))"
     )

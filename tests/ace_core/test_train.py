@@ -8,7 +8,7 @@ from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
-from ace_core.training.trainer import train
+from ace_core.training import run
 from tests.sandbox_settings import sandbox_settings
 
 TINY = sandbox_settings(steps=400, checkpoint_every=200)
@@ -22,7 +22,7 @@ def _params(path):
 def straight_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("straight")
     sink = MemorySink()
-    result = train(TrainConfig(**TINY), sink, out)
+    result = run(TrainConfig(**TINY), out, sink)
     return out, sink, result
 
 
@@ -40,17 +40,17 @@ def test_a_run_reports_learns_and_checkpoints(straight_run):
 
 def test_same_seed_same_result(straight_run, tmp_path):
     out, _, _ = straight_run
-    train(TrainConfig(**TINY), MemorySink(), tmp_path)
+    run(TrainConfig(**TINY), tmp_path, MemorySink())
     a, b = _params(out), _params(tmp_path)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_resume_continues_exactly(straight_run, tmp_path):
     out, straight_sink, _ = straight_run
-    first = train(TrainConfig(**{**TINY, "steps": 250}), MemorySink(), tmp_path)
+    first = run(TrainConfig(**{**TINY, "steps": 250}), tmp_path, MemorySink())
     assert first.steps == 250
     sink = MemorySink()
-    resumed = train(TrainConfig(**TINY), sink, tmp_path, resume=True)
+    resumed = run(TrainConfig(**TINY), tmp_path, sink, resume=True)
     assert resumed.steps == 400
     a, b = _params(out), _params(tmp_path)
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -61,9 +61,23 @@ def test_resume_continues_exactly(straight_run, tmp_path):
     assert sink.of_type(EpisodeEvent) == [e for e in straight_sink.of_type(EpisodeEvent) if e.step > 250]
 
 
+def test_a_resume_drops_the_log_lines_written_after_the_checkpoint(tmp_path):
+    """Whoever resumes (command line, experiment, web worker), what an interrupted attempt logged
+    after its last checkpoint is logged again, once."""
+    run(TrainConfig(**{**TINY, "steps": 200}), tmp_path, logs=True)
+    for name in ("metrics.jsonl", "events.jsonl", "critic.jsonl"):
+        with open(tmp_path / name, "a") as handle:
+            handle.write(json.dumps({"step": 300, "stale": True}) + "\n")
+    run(TrainConfig(**{**TINY, "steps": 300}), tmp_path, resume=True, logs=True)
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [100, 200, 300] and not any("stale" in row for row in rows)
+    for name in ("events.jsonl", "critic.jsonl"):
+        assert "stale" not in (tmp_path / name).read_text()
+
+
 def test_should_stop_checkpoints_and_returns(tmp_path):
     sink = MemorySink(stop_after_step=100)
-    result = train(TrainConfig(**TINY), sink, tmp_path)
+    result = run(TrainConfig(**TINY), tmp_path, sink)
     assert result.stopped and result.steps == 100
     assert load_checkpoint(tmp_path)["loop"]["step"] == 100
 
@@ -71,17 +85,17 @@ def test_should_stop_checkpoints_and_returns(tmp_path):
 def test_resume_refuses_changed_settings_and_missing_runs(straight_run, tmp_path):
     out, _, _ = straight_run
     with pytest.raises(CheckpointError, match="these differ: hidden"):
-        train(TrainConfig(**{**TINY, "hidden": 32, "steps": 500}), MemorySink(), out, resume=True)
+        run(TrainConfig(**{**TINY, "hidden": 32, "steps": 500}), out, MemorySink(), resume=True)
     with pytest.raises(CheckpointError, match="no checkpoint"):
-        train(TrainConfig(**TINY), MemorySink(), tmp_path / "nothing", resume=True)
+        run(TrainConfig(**TINY), tmp_path / "nothing", MemorySink(), resume=True)
     with pytest.raises(CheckpointError, match="already holds a run"):
-        train(TrainConfig(**TINY), MemorySink(), out)
+        run(TrainConfig(**TINY), out, MemorySink())
 
 
 def test_gradient_steps_multiply_the_updates(tmp_path):
     config = TrainConfig(**{**TINY, "steps": 120, "checkpoint_every": 1_000})
-    one = train(config, MemorySink(), tmp_path / "one")
-    three = train(dataclasses.replace(config, gradient_steps=3), MemorySink(), tmp_path / "three")
+    one = run(config, tmp_path / "one", MemorySink())
+    three = run(dataclasses.replace(config, gradient_steps=3), tmp_path / "three", MemorySink())
     assert one.decisions == three.decisions  # at rho_threshold 0.5 the sandbox asks at every step
     assert three.updates == 3 * one.updates > 0
 
@@ -100,13 +114,13 @@ def _as_written_before_composed_configs(state: dict, dropped: str) -> dict:
 
 def test_a_checkpoint_written_before_composed_configs_resumes_exactly(straight_run, tmp_path):
     out, _, _ = straight_run
-    train(TrainConfig(**{**TINY, "steps": 250}), MemorySink(), tmp_path)
+    run(TrainConfig(**{**TINY, "steps": 250}), tmp_path, MemorySink())
     path = tmp_path / "checkpoint.pt"
     torch.save(_as_written_before_composed_configs(load_checkpoint(path), "teacher_budget"), path)
     # the settings it has still guard the run; the one it lacks is not compared
     with pytest.raises(CheckpointError, match="these differ: gamma$"):
-        train(TrainConfig(**{**TINY, "gamma": 0.9, "teacher_budget": 3}), MemorySink(), tmp_path, resume=True)
-    resumed = train(TrainConfig(**TINY), MemorySink(), tmp_path, resume=True)
+        run(TrainConfig(**{**TINY, "gamma": 0.9, "teacher_budget": 3}), tmp_path, MemorySink(), resume=True)
+    resumed = run(TrainConfig(**TINY), tmp_path, MemorySink(), resume=True)
     assert resumed.steps == 400
     a, b = _params(out), _params(tmp_path)
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -115,14 +129,14 @@ def test_a_checkpoint_written_before_composed_configs_resumes_exactly(straight_r
 
 
 def test_a_run_trained_before_the_overflow_block_is_not_resumed_but_named(tmp_path):
-    train(TrainConfig(**{**TINY, "steps": 100}), MemorySink(), tmp_path)
+    run(TrainConfig(**{**TINY, "steps": 100}), tmp_path, MemorySink())
     path = tmp_path / "checkpoint.pt"
     state = load_checkpoint(path)
     assert state["features"]["overflow"] is True
     # written before the block existed: no overflow setting, and a network one block narrower
     torch.save({**state, "features": {"load_scale": state["features"]["load_scale"]}}, path)
     with pytest.raises(CheckpointError, match="older GridACE .* start a new run from it with --init-from"):
-        train(TrainConfig(**TINY), MemorySink(), tmp_path, resume=True)
+        run(TrainConfig(**TINY), tmp_path, MemorySink(), resume=True)
 
 
 def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.__main__ import main
 from ace_core.checkpoint import load_checkpoint
+from ace_core.cli import main
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import (
@@ -21,7 +21,8 @@ from ace_core.events import (
 )
 from ace_core.llm.prompts import LABELS
 from ace_core.rl.buffer import SOURCE_LLM
-from ace_core.training.trainer import Trainer, train
+from ace_core.training import run
+from ace_core.training.trainer import Trainer
 from tests.sandbox_settings import sandbox_settings
 
 # many decisions, many of them below r_bar
@@ -47,14 +48,14 @@ def test_a_tiny_ace_run_with_the_tiny_local_model_end_to_end(tiny_long_model_dir
     sample = trainer.replay.sample
     trainer.replay.sample = lambda n, rng: sampled.append(batch := sample(n, rng)) or batch
     reshaped = []  # what each critic pass changed in the stored rewards
-    critic_pass = trainer.ace.critic_pass
+    critic_pass = trainer.extension("ace").critic_pass
 
     def watched_critic_pass(step):
         before = trainer.buffer.rewards.copy()
         critic_pass(step)
         reshaped.append(trainer.buffer.rewards - before)
 
-    trainer.ace.critic_pass = watched_critic_pass
+    trainer.extension("ace").critic_pass = watched_critic_pass
     result = trainer.run()
     assert result.steps == 200
 
@@ -111,7 +112,7 @@ def test_require_approval_holds_refinements_until_the_sink_decides(tmp_path):
     sink = ReviewSink()
     trainer = Trainer(config, tmp_path, sink)
     trainer.run()
-    ace = trainer.ace
+    ace = trainer.extension("ace")
     accepted = [r for r in sink.of_type(RefinementEvent) if r.accepted_by_simulation]
     decided = [r for r in accepted if sink.polls.get(r.refinement_id, 0) > sink.delay]
     approved = [r for r in decided if int(r.refinement_id[1:]) % 2 == 1]
@@ -130,7 +131,7 @@ def test_imitation_acts_once_refinements_are_in_the_buffer(tmp_path):
     sink = MemorySink()
     trainer = Trainer(config, tmp_path, sink)
     trainer.run()
-    assert len(trainer.ace.buffer.llm) > 0
+    assert len(trainer.extension("ace").buffer.llm) > 0
     imitation = [
         m.values["losses/imitation"] for m in sink.of_type(MetricsEvent) if "losses/imitation" in m.values
     ]
@@ -142,7 +143,7 @@ def test_an_actor_pass_refines_the_worst_or_a_uniform_pick_of_the_window(selecti
     config = TrainConfig(**ACE, llm="random", critic=False, actor_batch=2, actor_selection=selection)
     trainer = Trainer(config, tmp_path, MemorySink())
     passes = []
-    pick = trainer.ace.pick
+    pick = trainer.extension("ace").pick
 
     def watched_pick(window, step):
         chosen = pick(window, step)
@@ -150,7 +151,7 @@ def test_an_actor_pass_refines_the_worst_or_a_uniform_pick_of_the_window(selecti
         passes.append(([id(d) for d in window], [id(d) for d in chosen], _worst_ids(window, 2)))
         return chosen
 
-    trainer.ace.pick = watched_pick
+    trainer.extension("ace").pick = watched_pick
     trainer.run()
     crowded = [p for p in passes if len(p[0]) > 2]
     assert crowded
@@ -160,7 +161,7 @@ def test_an_actor_pass_refines_the_worst_or_a_uniform_pick_of_the_window(selecti
         assert all(chosen == worst for _, chosen, worst in crowded)
     else:
         assert any(chosen != worst for _, chosen, worst in crowded)
-    refined = trainer.ace.counts["refinements"]
+    refined = trainer.extension("ace").counts["refinements"]
     assert refined == sum(len(chosen) for _, chosen, _ in passes)
 
 
@@ -172,8 +173,8 @@ def test_nothing_enters_the_buffer_while_reviewers_are_silent(tmp_path):
     config = TrainConfig(**{**ACE, "steps": 100}, llm="random", critic=False, require_approval=True)
     trainer = Trainer(config, tmp_path, ReviewSink(delay=10**6))
     trainer.run()
-    assert len(trainer.ace.buffer.llm) == 0 and trainer.ace.awaiting
-    assert trainer.ace.counts["approved"] == 0
+    assert len(trainer.extension("ace").buffer.llm) == 0 and trainer.extension("ace").awaiting
+    assert trainer.extension("ace").counts["approved"] == 0
 
 
 def _actor(path):
@@ -194,10 +195,10 @@ def test_resume_with_ace_continues_exactly(llm, tiny_long_model_dir, tmp_path):
     )
     config = TrainConfig(**{**ACE, "steps": 150, "llm_budget": 400}, **extra)
     straight_sink = MemorySink()
-    train(config, straight_sink, tmp_path / "straight")
-    train(TrainConfig(**{**config.to_dict(), "steps": 90}), MemorySink(), tmp_path / "resumed")
+    run(config, tmp_path / "straight", straight_sink)
+    run(TrainConfig(**{**config.to_dict(), "steps": 90}), tmp_path / "resumed", MemorySink())
     sink = MemorySink()
-    train(config, sink, tmp_path / "resumed", resume=True)
+    run(config, tmp_path / "resumed", sink, resume=True)
 
     a, b = _actor(tmp_path / "straight"), _actor(tmp_path / "resumed")
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -304,7 +305,7 @@ def test_a_checkpoint_written_before_typed_transitions_resumes_exactly(wraps, tm
     straight = Trainer(config, tmp_path / "straight", ReviewSink(delay=4))
     straight.run()
     reviewers = ReviewSink(delay=4)  # like the web app's reviews, they outlive the interruption
-    train(TrainConfig(**{**config.to_dict(), "steps": 110}), reviewers, tmp_path / "resumed")
+    run(TrainConfig(**{**config.to_dict(), "steps": 110}), tmp_path / "resumed", reviewers)
     path = tmp_path / "resumed" / "checkpoint.pt"
     state = load_checkpoint(path)
     assert state["ace"]["awaiting"] and state["ace"]["finished"]  # the legacy parts are exercised
@@ -314,10 +315,10 @@ def test_a_checkpoint_written_before_typed_transitions_resumes_exactly(wraps, tm
     resumed.run(resume=True)
     a, b = _actor(tmp_path / "straight"), _actor(tmp_path / "resumed")
     assert all(torch.equal(a[k], b[k]) for k in a)
-    assert resumed.ace.counts == straight.ace.counts
+    assert resumed.extension("ace").counts == straight.extension("ace").counts
     assert np.array_equal(resumed.buffer.rewards, straight.buffer.rewards)
-    assert 0 < len(resumed.ace.buffer.llm) == len(straight.ace.buffer.llm)
+    assert 0 < len(resumed.extension("ace").buffer.llm) == len(straight.extension("ace").buffer.llm)
     # the traced rows still name the decisions' slots, and the newest are still held
-    for mine, theirs in zip(resumed.ace.finished, straight.ace.finished):
+    for mine, theirs in zip(resumed.extension("ace").finished, straight.extension("ace").finished):
         assert [d.row % 100_000 for d in mine.decisions] == [d.row % 100_000 for d in theirs.decisions]
         assert all(resumed.buffer.holds(d.row) for d in mine.decisions)

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.__main__ import main
 from ace_core.checkpoint import load_checkpoint
+from ace_core.cli import main
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import MemorySink, MetricsEvent
 from ace_core.imitation.data import DatasetError
-from ace_core.training.trainer import Trainer, train
+from ace_core.training import run
+from ace_core.training.trainer import Trainer
 from tests.ace_core.conftest import MINE_ENV
 from tests.sandbox_settings import sandbox_settings
 
@@ -33,7 +34,7 @@ def cloned_run(mined, tmp_path_factory):
     out = tmp_path_factory.mktemp("imitation") / "run"
     sink = MemorySink()
     config = TrainConfig(**SHORT, pretrain_mine=str(mine_dir), pretrain_epochs=3)
-    result = train(config, sink, out)
+    result = run(config, out, sink)
     return mine_dir, out, sink, result, config
 
 
@@ -57,7 +58,7 @@ def test_a_resumed_imitation_run_neither_mines_nor_clones_again(cloned_run):
     pretrain_file = out / "pretrain" / "checkpoint.pt"
     written = pretrain_file.stat().st_mtime_ns
     sink = MemorySink()
-    resumed = train(TrainConfig.from_dict({**config.to_dict(), "steps": 40}), sink, out, resume=True)
+    resumed = run(TrainConfig.from_dict({**config.to_dict(), "steps": 40}), out, sink, resume=True)
     assert resumed.steps == 40 and not _pretrain_values(sink)
     assert pretrain_file.stat().st_mtime_ns == written
 
@@ -108,7 +109,7 @@ def test_auto_mines_the_heavier_days_too_each_in_the_mine_the_command_line_would
     from ace_core.imitation.pretrain import ImitationStart
 
     config = TrainConfig(**SHORT, pretrain_mine="auto", pretrain_demand_scales="1.05, 1.1").validate()
-    assert config.pretrain_scales() == (1.0, 1.05, 1.1)
+    assert config.pretrain.scales() == (1.0, 1.05, 1.1)
     assert ImitationStart(config, tmp_path).mine_dirs() == [
         MineSpec(env=MINE_ENV, seeds=2, demand_scale=scale).default_dir().resolve()
         for scale in (1.0, 1.05, 1.1)

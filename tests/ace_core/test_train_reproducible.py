@@ -15,8 +15,8 @@ import hashlib, sys
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.events import MemorySink
-from ace_core.training.trainer import train
-result = train(TrainConfig(**{config!r}), MemorySink(), sys.argv[1])
+from ace_core.training import run
+result = run(TrainConfig(**{config!r}), sys.argv[1], MemorySink())
 digest = hashlib.sha256()
 for name in ("actor", "qf1", "qf2"):
     for key, tensor in sorted(load_checkpoint(sys.argv[1] + "/checkpoint.pt")["sac"][name].items()):

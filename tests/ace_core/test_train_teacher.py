@@ -8,7 +8,8 @@ from ace_core.agents.greedy import greedy_search
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import MAX_STEPS, TrainConfig
 from ace_core.events import MemorySink, MetricsEvent
-from ace_core.training.trainer import Trainer, train
+from ace_core.training import run
+from ace_core.training.trainer import Trainer
 from tests.sandbox_settings import sandbox_settings
 
 TINY = sandbox_settings(steps=300, checkpoint_every=150, teacher_top_k=2, teacher_budget=4)
@@ -24,9 +25,9 @@ class RecordingTrainer(Trainer):
 
     def _decide(self, obs) -> int:
         features, mask = self.features(obs), self.space.top_mask(obs)
-        ranked = [index for index, _ in self.sac.policy(features, mask).top_k(self.config.teacher_top_k)]
+        ranked = [index for index, _ in self.sac.policy(features, mask).top_k(self.config.teacher.top_k)]
         self.expert.append(
-            greedy_search(obs, self.space, self.env.action_space, self.config.teacher_budget, ranked)[0]
+            greedy_search(obs, self.space, self.env.action_space, self.config.teacher.budget, ranked)[0]
         )
         self.played.append(super()._decide(obs))
         return self.played[-1]
@@ -38,7 +39,7 @@ def test_with_teacher_prob_one_every_decision_in_the_window_is_the_experts(tmp_p
     trainer = RecordingTrainer(config, tmp_path, sink)
     trainer.run()
     assert trainer.decisions > 50
-    assert trainer.teacher.decisions == trainer.decisions
+    assert trainer.extension("teacher").decisions == trainer.decisions
     assert trainer.played == trainer.expert
     assert any(action >= trainer.space.first_topology for action in trainer.played)  # not only do-nothing
     reported = sink.of_type(MetricsEvent)[-1].values
@@ -61,7 +62,7 @@ def test_without_teacher_nothing_is_simulated_and_nothing_is_counted(tmp_path, m
 
     monkeypatch.setattr("ace_core.training.teacher.greedy_search", no_simulation)
     sink = MemorySink()
-    result = train(TrainConfig(**TINY, teacher_prob=0.0), sink, tmp_path)
+    result = run(TrainConfig(**TINY, teacher_prob=0.0), tmp_path, sink)
     assert result.decisions > 0
     assert sink.of_type(MetricsEvent)[-1].values["train/teacher_decisions"] == 0
 
@@ -70,10 +71,10 @@ def test_without_teacher_nothing_is_simulated_and_nothing_is_counted(tmp_path, m
 def test_resume_with_teacher_continues_exactly(tmp_path, stop_at):
     config = dict(TINY, teacher_prob=0.8, teacher_steps=250)
     straight = tmp_path / "straight"
-    train(TrainConfig(**config), MemorySink(), straight)
+    run(TrainConfig(**config), straight, MemorySink())
     resumed = tmp_path / "resumed"
-    train(TrainConfig(**{**config, "steps": stop_at}), MemorySink(), resumed)
-    train(TrainConfig(**config), MemorySink(), resumed, resume=True)
+    run(TrainConfig(**{**config, "steps": stop_at}), resumed, MemorySink())
+    run(TrainConfig(**config), resumed, MemorySink(), resume=True)
     a, b = load_checkpoint(straight), load_checkpoint(resumed)
     assert all(torch.equal(a["sac"]["actor"][k], b["sac"]["actor"][k]) for k in a["sac"]["actor"])
     assert np.array_equal(a["buffer"]["actions"], b["buffer"]["actions"])
@@ -83,14 +84,14 @@ def test_resume_with_teacher_continues_exactly(tmp_path, stop_at):
 def test_a_checkpoint_that_kept_the_teacher_count_in_the_loop_resumes_exactly(tmp_path):
     config = dict(TINY, teacher_prob=0.8, teacher_steps=250)
     straight = tmp_path / "straight"
-    train(TrainConfig(**config), MemorySink(), straight)
+    run(TrainConfig(**config), straight, MemorySink())
     resumed = tmp_path / "resumed"
-    train(TrainConfig(**{**config, "steps": 150}), MemorySink(), resumed)
+    run(TrainConfig(**{**config, "steps": 150}), resumed, MemorySink())
     state = load_checkpoint(resumed)
     # the layout written before extensions: the count among the loop's counters
     state["loop"]["teacher_decisions"] = state.pop("teacher")["decisions"]
     torch.save(state, resumed / "checkpoint.pt")
-    train(TrainConfig(**config), MemorySink(), resumed, resume=True)
+    run(TrainConfig(**config), resumed, MemorySink(), resume=True)
     a, b = load_checkpoint(straight), load_checkpoint(resumed)
     assert all(torch.equal(a["sac"]["actor"][k], b["sac"]["actor"][k]) for k in a["sac"]["actor"])
     assert a["teacher"]["decisions"] == b["teacher"]["decisions"] > 0

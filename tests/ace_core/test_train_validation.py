@@ -11,7 +11,8 @@ from ace_core.config import TrainConfig
 from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import scenarios
-from ace_core.training.trainer import Trainer, train
+from ace_core.training import run
+from ace_core.training.trainer import Trainer
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
@@ -38,18 +39,18 @@ def _validations(sink):
 def validated_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("validated")
     sink = MemorySink()
-    result = train(TrainConfig(**VALIDATED), sink, out)
+    result = run(TrainConfig(**VALIDATED), out, sink)
     return out, sink, result
 
 
 def test_the_decision_budget_stops_the_run_and_a_resume_may_raise_it(tmp_path):
     config = sandbox_settings(steps=400, checkpoint_every=1_000, decisions=50)
-    result = train(TrainConfig(**config), MemorySink(), tmp_path)
+    result = run(TrainConfig(**config), tmp_path, MemorySink())
     assert result.decisions == 50 and result.steps == 50 and not result.stopped
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["decisions"] == 50 and summary["best_checkpoint"] is None
     assert summary["best_validation_survival"] is None
-    resumed = train(TrainConfig(**{**config, "decisions": 80}), MemorySink(), tmp_path, resume=True)
+    resumed = run(TrainConfig(**{**config, "decisions": 80}), tmp_path, MemorySink(), resume=True)
     assert resumed.decisions == 80 and resumed.steps == 80
 
 
@@ -92,17 +93,17 @@ def test_a_run_directory_loads_its_best_policy_and_a_file_loads_that_file(valida
 
 def test_validation_leaves_training_exactly_as_without_it(validated_run, tmp_path):
     out, _, _ = validated_run
-    train(TrainConfig(**{**VALIDATED, "validate_every": 0}), MemorySink(), tmp_path)
+    run(TrainConfig(**{**VALIDATED, "validate_every": 0}), tmp_path, MemorySink())
     assert _same(_actor(out / "checkpoint.pt"), _actor(tmp_path / "checkpoint.pt"))
     assert not (tmp_path / "best.pt").exists()
 
 
 def test_a_resumed_run_keeps_its_best_and_validates_as_an_uninterrupted_one(validated_run, tmp_path):
     out, straight_sink, straight = validated_run
-    first = train(TrainConfig(**{**VALIDATED, "steps": 250}), MemorySink(), tmp_path)
+    first = run(TrainConfig(**{**VALIDATED, "steps": 250}), tmp_path, MemorySink())
     assert first.best_validation_survival is not None
     sink = MemorySink()
-    resumed = train(TrainConfig(**VALIDATED), sink, tmp_path, resume=True)
+    resumed = run(TrainConfig(**VALIDATED), tmp_path, sink, resume=True)
     assert _validations(sink) == [(s, v) for s, v in _validations(straight_sink) if s > 250]
     assert (resumed.best_validation_survival, resumed.best_step) == (
         straight.best_validation_survival,
@@ -116,7 +117,7 @@ def test_heavier_validation_days_decide_with_the_days_as_they_are_and_leave_trai
 ):
     out, straight_sink, _ = validated_run
     sink = MemorySink()
-    result = train(TrainConfig(**{**VALIDATED, "validation_demand_scale": 1.2}), sink, tmp_path)
+    result = run(TrainConfig(**{**VALIDATED, "validation_demand_scale": 1.2}), tmp_path, sink)
     assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
     heavier = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
     # the days as they are score as in a run without the heavier copies; the mean of both decides

@@ -89,7 +89,7 @@ def process_env(transactional_db: Any, tmp_path: Path) -> dict[str, str]:
         "GRIDACE_RUNS_DIR": str(tmp_path / "runs"),
         "PYTHONUNBUFFERED": "1",
     }
-    env["GRIDACE_TRAINER"] = "ace_core.train.train"  # the real trainer, whatever the shell says
+    env["GRIDACE_TRAINER"] = "ace_core.training.run"  # the real trainer, whatever the shell says
     if not env.get("REDIS_URL"):
         env["LIVE_RELAY_FROM_DB"] = "1"  # without Redis the page polls the database for new rows
     return env

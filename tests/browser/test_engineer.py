@@ -9,7 +9,8 @@ from datetime import datetime
 
 from tests.browser.conftest import browser, in_thread, log_in
 from webapp.accounts.services import role_groups_sync, user_create_with_role
-from webapp.training.models import MetricPoint, RunStatus, TrainingRun
+from webapp.jobs.models import JobStatus
+from webapp.training.models import MetricPoint, TrainingRun
 
 PASSWORD = "engineer-browser-pass-1"
 TINY = {
@@ -73,7 +74,7 @@ def test_engineer_launches_a_tiny_run_and_sees_its_chart_grow(
             timeout=90_000,
         )
         grew_live = _chart_points(page) > first
-        ended = in_thread(lambda: TrainingRun.objects.get(pk=run_id).status) != RunStatus.RUNNING
+        ended = in_thread(lambda: TrainingRun.objects.get(pk=run_id).status) != JobStatus.RUNNING
         assert grew_live or ended
         page.wait_for_function(
             "() => document.getElementById('run-status').textContent.startsWith('succeeded')", timeout=180_000
@@ -91,7 +92,7 @@ def test_engineer_launches_a_tiny_run_and_sees_its_chart_grow(
 
     run = in_thread(lambda: TrainingRun.objects.get(pk=run_id))
     first_row = in_thread(lambda: MetricPoint.objects.filter(run_id=run_id).order_by("id").first())
-    assert run.status == RunStatus.SUCCEEDED
+    assert run.status == JobStatus.SUCCEEDED
     latency = first_point_seen - datetime.timestamp(run.started_at)
     figures = {
         "first_chart_point_seconds_after_worker_started_run": round(latency, 2),

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from ace_core.recipes import DEFAULT_RECIPE, RECIPES
+from ace_core.training.recipes import DEFAULT_RECIPE, RECIPES
 from tests.browser.conftest import browser, in_thread, log_in
-from tests.webapp.training.test_compare import BASELINES, report
+from tests.webapp.training.test_compare import BASELINES, evaluation_end, report
 from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.training.models import Checkpoint, EpisodeRecord, Evaluation, MetricPoint, TrainingRun
-from webapp.training.services.evaluations import evaluation_finish
 from webapp.training.services.runs import run_launch
 
 PASSWORD = "engineer-browser-pass-2"
@@ -98,7 +97,7 @@ def _evaluated_runs(user) -> list[TrainingRun]:
             run=run, checkpoint=checkpoint, split="validation", nb_episode=2, requested_by=user
         )
         own = report("sac", [(survived, 200, reward), (survived, 200, reward)])
-        evaluation_finish(evaluation_id=evaluation.pk, results={"ace": own, **BASELINES})
+        evaluation_end(evaluation, {"ace": own, **BASELINES})
         runs.append(run)
     return runs
 

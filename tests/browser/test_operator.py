@@ -24,9 +24,10 @@ from ace_core.live import untrained_policy
 from tests.browser.conftest import ROOT, _stop, browser, in_thread, log_in
 from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.audit.models import AuditEntry
+from webapp.jobs.models import JobStatus
 from webapp.operations.models import Decision, LiveSession, SessionStep
 from webapp.operations.services import session_start
-from webapp.training.models import Checkpoint, RunStatus, TrainingRun
+from webapp.training.models import Checkpoint, TrainingRun
 from webapp.training.services.deployment import checkpoint_deploy
 
 PASSWORD = "operator-browser-pass-1"
@@ -56,7 +57,7 @@ def _set_up(tmp_path: Path) -> int:
         config={"env": ENV},
         env=ENV,
         total_steps=1,
-        status=RunStatus.SUCCEEDED,
+        status=JobStatus.SUCCEEDED,
         launched_by=engineer,
         out_dir=str(tmp_path),
     )

@@ -1,6 +1,6 @@
 """Fixtures for the web application's tests: users per role, runs, refinements, socket helpers.
 
-Workers run the real trainer (``ace_core.train.train``) and evaluator on tiny settings; the
+Workers run the real trainer (``ace_core.training.run``) and evaluator on tiny settings; the
 refinements tests review are ones the real trainer reported. Run against Postgres
 (``DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres``); the tests that start a second
 process (a db_worker) also need ``REDIS_URL``.
@@ -85,10 +85,10 @@ def tiny_llm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def trainer_refinements(tmp_path_factory: pytest.TempPathFactory) -> list[RefinementEvent]:
     """The refinements a tiny real run reports (the random control: no model to load)."""
-    from ace_core.train import train
+    from ace_core.training import run
 
     sink = MemorySink()
-    train(tiny_config(steps=100, actor_rounds=2), sink, tmp_path_factory.mktemp("refinements-run"))
+    run(tiny_config(steps=100, actor_rounds=2), tmp_path_factory.mktemp("refinements-run"), sink)
     events = sink.of_type(RefinementEvent)
     assert any(e.accepted_by_simulation and len(e.rounds) > 1 for e in events), "no multi-round refinement"
     assert any(not e.accepted_by_simulation for e in events), "every refinement was accepted"
@@ -107,11 +107,12 @@ def trainer_refinement(events: list[RefinementEvent], step: int, accepted: bool 
 @pytest.fixture(autouse=True)
 def _web_settings(settings: Any, tmp_path: Any) -> Any:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins
-    settings.GRIDACE_TRAINER = "ace_core.train.train"
-    settings.GRIDACE_EVALUATOR = "ace_core.evaluate.evaluate"
+    settings.GRIDACE_TRAINER = "ace_core.training.run"
+    settings.GRIDACE_EVALUATOR = "ace_core.evaluation.runner.evaluate"
     settings.GRIDACE_RUNS_DIR = tmp_path / "runs"
     settings.GRIDACE_HEARTBEAT_SECONDS = 0.2
     settings.LIVE_RELAY_INTERVAL_SECONDS = 0.1
+    settings.GRIDACE_API_ADDRESS_RATE = "100000/min"  # every test client is 127.0.0.1
     return settings
 
 
@@ -185,7 +186,32 @@ def socket_headers(user: AbstractUser | None, origin: str = "http://localhost") 
     return headers
 
 
+SOCKET_TIMEOUT = 30
+"""seconds a test waits for a socket to connect, answer or close: generous, since under load (the
+2 cores busy) channels' default of 1 s failed a connect that was merely slow; a test that passes
+never waits it out"""
+
+
+class PatientCommunicator(WebsocketCommunicator):
+    """channels' test communicator with :data:`SOCKET_TIMEOUT` as the default wait for a connect
+    and for what the server sends. ``receive_nothing`` keeps its short one (a passing test waits
+    it out), and so does ``disconnect``: when its wait runs out it cancels the consumer quietly,
+    whereas a long one lets a consumer on Redis end on the channel layer's read timeout."""
+
+    async def connect(self, timeout: float = SOCKET_TIMEOUT) -> Any:
+        return await super().connect(timeout)
+
+    async def receive_output(self, timeout: float = SOCKET_TIMEOUT) -> Any:
+        return await super().receive_output(timeout)
+
+    async def receive_from(self, timeout: float = SOCKET_TIMEOUT) -> Any:
+        return await super().receive_from(timeout)
+
+    async def receive_json_from(self, timeout: float = SOCKET_TIMEOUT) -> Any:
+        return await super().receive_json_from(timeout)
+
+
 def communicator(path: str, headers: list[tuple[bytes, bytes]]) -> WebsocketCommunicator:
     from webapp.asgi import application
 
-    return WebsocketCommunicator(application, path, headers=headers)
+    return PatientCommunicator(application, path, headers=headers)

@@ -62,8 +62,16 @@ QUERY_KEYS = [
     "next",
 ]
 JSON_KEYS = ["step", "recommendation", "decision", "comment", "action", "command", "speed_seconds"]
-UNTRACKED = {"sessions.session", "axes.accessattempt", "axes.accesslog", "axes.accessfailurelog"}
-"""tables a refused request may still write: the session (messages), the login attempts (throttling)"""
+UNTRACKED = {
+    "sessions.session",
+    "axes.accessattempt",
+    "axes.accessattemptexpiration",
+    "axes.accesslog",
+    "axes.accessfailurelog",
+    "accounts.securityevent",
+}
+"""tables a refused request may still write: the session (messages), the login attempts
+(throttling), the security log (refused API requests)"""
 
 
 # ----- the routes ----------------------------------------------------------------------------

@@ -105,7 +105,7 @@ def test_the_demo_sets_up_the_embedded_default_and_starts_a_run(tmp_path, tiny_l
     assert status.stdout.split()[-5:] == [
         "rte_case14_realistic",
         "local",
-        "ace_core.train.train",
+        "ace_core.training.run",
         "channels.layers.InMemoryChannelLayer",
         "True",
     ]

@@ -17,8 +17,9 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from tests.webapp.conftest import client_for, communicator, socket_headers
 from webapp.routing import websocket_urlpatterns
 
-PUBLIC = {"accounts:login", "accounts:logout"}
-"""reachable signed out by design (logging out when signed out just returns to the login page)"""
+PUBLIC = {"accounts:login", "accounts:logout", "favicon"}
+"""reachable signed out by design (logging out when signed out just returns to the login page;
+the favicon redirects to its static file)"""
 SCRAPERS = {"monitoring:metrics"}
 """gated by address or token rather than by role (tests/webapp/monitoring/test_metrics.py)"""
 
@@ -60,6 +61,8 @@ ROUTES: dict[str, tuple[str, str]] = {
     "operations:explain": ("operator", "post"),
     "api:token_list": ("any", "get"),
     "api:token_revoke": ("any", "post"),
+    "accounts:lockout_list": ("admin", "get"),
+    "accounts:lockout_lift": ("admin", "post"),
 }
 # Roles refused on each route (beyond anonymous): every role the route is not for.
 WRONG_ROLES = {
@@ -67,6 +70,7 @@ WRONG_ROLES = {
     "engineer": ["operator", "reviewer", "none"],
     "reviewer": ["operator", "engineer", "none"],
     "operator": ["engineer", "reviewer", "none"],
+    "admin": ["operator", "engineer", "reviewer", "none"],
     # the live pages: operators and engineers watch and control, reviewers do not
     "viewer": ["reviewer", "none"],
     "controller": ["reviewer", "none"],
@@ -131,7 +135,13 @@ def objects(make_run, make_refinement, engineer, role_users) -> dict[str, Any]:
 
     # the allowed user of the route table ("any" lets an engineer in) revokes their own token
     token, _ = token_create(user=role_users["engineer"], name="route test")
+    from axes.models import AccessAttempt
+
+    attempt = AccessAttempt.objects.create(
+        username="someone", ip_address="10.9.9.9", user_agent="", failures_since_start=1
+    )
     return {
+        "attempt": attempt,
         "token": token,
         "mine": stand_in_mine(engineer),
         "run": run,
@@ -194,6 +204,7 @@ def _url(name: str, objects: dict[str, Any]) -> str:
         "operations:alarm_ack": [objects["session"].pk, objects["alarm"].pk],
         "operations:explain": [objects["session"].pk, objects["rec"].pk],
         "api:token_revoke": [objects["token"].pk],
+        "accounts:lockout_lift": [objects["attempt"].pk],
         "training:mine_detail": [objects["mine"].name],
         "training:mine_progress": [objects["mine"].name],
     }.get(name, [objects["session"].pk] if name.startswith("operations:") and name not in _NO_ARGS else [])

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.webapp.conftest import client_for, communicator
+from webapp.routing import NOT_FOUND_CLOSE_CODE
 from webapp.socket_security import SESSION_ENDED
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -122,4 +123,17 @@ async def test_an_open_socket_closes_when_its_session_ends(reviewer, settings, e
     await sync_to_async(end)(client, reviewer, cookie)
     closed = await _closed_within(socket, 5)
     assert closed["code"] == SESSION_ENDED
-    await socket.wait()
+    await socket.disconnect()
+
+
+@pytest.mark.django_db  # no session, no table touched: no need to empty the tables after
+@pytest.mark.parametrize("path", ["/ws/nonexistent/", "/ws/live/3", "/ws/runs/x/", "/ws/"])
+async def test_an_unknown_path_closes_with_4404_without_an_error(path, caplog):
+    # Channels' router raised for these and the server answered HTTP 500 with a traceback
+    socket = communicator(path, [(b"origin", b"http://localhost"), (b"host", b"localhost")])
+    connected, _ = await socket.connect()
+    assert connected
+    assert await socket.receive_output() == {"type": "websocket.close", "code": NOT_FOUND_CLOSE_CODE}
+    assert NOT_FOUND_CLOSE_CODE == 4404
+    await socket.disconnect()
+    assert not [record for record in caplog.records if record.levelname in ("ERROR", "CRITICAL")]

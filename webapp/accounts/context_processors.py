@@ -23,6 +23,8 @@ def roles(request: HttpRequest) -> dict[str, Any]:
             "view_deployment": user.has_perm(perms.VIEW_DEPLOYMENT),
             "view_sessions": user.has_perm(perms.VIEW_SESSIONS),
             "start_sessions": user.has_perm(perms.START_SESSIONS),
+            "unlock_logins": user.has_perm(perms.UNLOCK_LOGINS),
+            "view_security_log": user.has_perm(perms.VIEW_SECURITY_LOG),
             "admin": user.is_staff,
         }
     }

@@ -1,6 +1,9 @@
-"""The three roles and what each may do. Groups are created from this map by a data migration.
+"""The roles and what each may do. Groups are created from this map by data migrations
+(``accounts.0001``; roles and permissions added later get their own, e.g. ``accounts.0003``).
 
-Superusers may do everything. A user may hold several roles.
+Operators run the grid, engineers train and deploy, reviewers review the LLM's refinements, and
+administrators look after the accounts (login lockouts, the security log). Superusers may do
+everything. A user may hold several roles.
 """
 
 from __future__ import annotations
@@ -8,7 +11,8 @@ from __future__ import annotations
 OPERATOR = "operator"
 ENGINEER = "engineer"
 REVIEWER = "reviewer"
-ROLES = (OPERATOR, ENGINEER, REVIEWER)
+ADMIN = "admin"
+ROLES = (OPERATOR, ENGINEER, REVIEWER, ADMIN)
 
 # Permissions the views and websocket consumers check.
 VIEW_RUNS = "training.view_trainingrun"
@@ -25,6 +29,8 @@ VIEW_SESSIONS = "operations.view_livesession"
 START_SESSIONS = "operations.start_livesession"
 CONTROL_SESSIONS = "operations.control_livesession"
 OPERATE_SESSIONS = "operations.operate_livesession"
+UNLOCK_LOGINS = "accounts.unlock_login"
+VIEW_SECURITY_LOG = "accounts.view_securityevent"
 
 ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     OPERATOR: (VIEW_DEPLOYMENT, VIEW_SESSIONS, CONTROL_SESSIONS, OPERATE_SESSIONS),
@@ -48,6 +54,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         VIEW_AUDIT,
         EXPORT_AUDIT,
     ),
+    ADMIN: (UNLOCK_LOGINS, VIEW_SECURITY_LOG, VIEW_AUDIT),
 }
-# Engineers and reviewers also work in the Django admin.
-STAFF_ROLES = (ENGINEER, REVIEWER)
+# Engineers, reviewers and administrators also work in the Django admin.
+STAFF_ROLES = (ENGINEER, REVIEWER, ADMIN)

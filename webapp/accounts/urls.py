@@ -1,4 +1,4 @@
-"""Login, logout and the home page."""
+"""Login, logout, the home page and the login lockouts page."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -16,4 +16,6 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("lockouts/", views.LockoutListView.as_view(), name="lockout_list"),
+    path("lockouts/<int:pk>/unlock/", views.LockoutLiftView.as_view(), name="lockout_lift"),
 ]

@@ -1,5 +1,5 @@
-"""The ``/api/v1/`` application: routers, docs, errors, the audit of writes (rate limits are
-checked by the auth, see :mod:`webapp.api.auth`).
+"""The ``/api/v1/`` application: routers, docs, errors, the audit of writes and the security log
+of refusals (rate limits are checked by the auth, see :mod:`webapp.api.auth`).
 
 Served at ``/api/v1/``: the OpenAPI 3 schema at ``openapi.json`` and the browsable docs at
 ``docs`` (Swagger UI from django-ninja's own static files, no CDN and no inline script), both
@@ -23,22 +23,34 @@ from ninja.parser import Parser
 from webapp.api.endpoints import audit, me, operations, review, training
 from webapp.api.errors import error_body, install_handlers
 from webapp.api.models import ApiToken
-from webapp.api.services import token_use_record
+from webapp.api.services import refusal_record, token_use_record
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
+def _refusal_message(response: HttpResponse) -> str:
+    try:
+        return str(json.loads(response.content).get("error", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
 def audit_writes(run: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Around every operation: a state-changing request made with a token is audited with the
-    token, the path and the answer's status (refused ones included, rate-limited ones not)."""
+    """Around every operation: a state-changing request made with a token and carried out is
+    audited with the token, the path and the answer's status. Refused and throttled requests
+    (4xx) go to the bounded security log instead: a client can make those as fast as it likes,
+    and the audit log keeps every row forever."""
 
     @functools.wraps(run)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = run(request, *args, **kwargs)
         token = getattr(request, "auth", None)
-        # over the rate limit: nothing reached the app, and an audit entry per refusal would let a
-        # client flood the log
-        if request.method not in SAFE_METHODS and isinstance(token, ApiToken) and response.status_code != 429:
+        token = token if isinstance(token, ApiToken) else None
+        if 400 <= response.status_code < 500:
+            refusal_record(
+                request=request, token=token, status=response.status_code, detail=_refusal_message(response)
+            )
+        elif request.method not in SAFE_METHODS and token is not None:
             token_use_record(
                 token=token, method=request.method, path=request.path, status=response.status_code
             )

@@ -4,7 +4,8 @@ Each endpoint is declared with ``**gate(permission)``: its auth resolves the tok
 reason when it is missing, malformed, unknown, revoked or expired), makes the token's user the
 request's user, checks the same permission the pages check (403 naming the roles that hold it),
 and refuses bodies over ``GRIDACE_API_MAX_BODY_BYTES`` before they are read (413). Every request
-with a valid token counts against the token's rate limit (429), refused ones included. The permission
+counts against its address's rate limit, before the token is even read, and every request with a
+valid token against the token's (429 with Retry-After), refused ones included. The permission
 is also written into the OpenAPI schema (``x-gridace-permission``), where clients and the
 schema-driven tests read it.
 """
@@ -15,7 +16,6 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja.errors import Throttled
 from ninja.security import HttpBearer
 
 from webapp.accounts.permissions import user_may
@@ -25,11 +25,10 @@ from webapp.api.errors import ApiError, TokenError
 from webapp.api.models import ApiToken
 from webapp.api.selectors import token_resolve
 from webapp.api.services import token_touch
-from webapp.api.throttling import TokenRateThrottle
+from webapp.api.throttling import ADDRESS_LIMIT, TOKEN_LIMIT
 from webapp.api.tokens import TOKEN_SHAPE
 
 PERMISSION_KEY = "x-gridace-permission"
-RATE_LIMIT = TokenRateThrottle()
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 
 
@@ -55,6 +54,8 @@ class TokenAuth(HttpBearer):
         self.permission = permission
 
     def __call__(self, request: HttpRequest) -> ApiToken:
+        # first: a client cycling through bad tokens is throttled like any other
+        ADDRESS_LIMIT.check(request.META.get("REMOTE_ADDR") or "unknown")
         header = request.headers.get("Authorization", "")
         if not header:
             raise ApiError(401, "no Authorization header", accepted=f"Authorization: Bearer {TOKEN_SHAPE}")
@@ -70,11 +71,10 @@ class TokenAuth(HttpBearer):
             api_token = token_resolve(token)
         except TokenError as error:
             raise ApiError(401, str(error)) from None
-        # known from here on, also when refused below: refused writes are audited with the token
+        # known from here on, also when refused below: refusals are logged with the token
         request.user, request.auth = api_token.user, api_token
-        # counted before the role check, so refused requests cannot flood the server or the audit log
-        if not RATE_LIMIT.allow_request(request):
-            raise Throttled(wait=RATE_LIMIT.wait())
+        # counted before the role check, so refused requests cannot flood the server or the logs
+        TOKEN_LIMIT.check(str(api_token.pk))
         if self.permission is None and not user_roles(api_token.user):
             raise ApiError(
                 403,

@@ -104,10 +104,12 @@ def install_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(Throttled)
     def _throttled(request, exc: Throttled):
-        wait = math.ceil(exc.wait) if exc.wait is not None else 1
-        rate = getattr(settings, "GRIDACE_API_RATE", "")
+        wait = max(1, math.ceil(exc.wait)) if exc.wait is not None else 1
+        scope = getattr(exc, "scope", "token")
+        rate = getattr(exc, "rate", None) or getattr(settings, "GRIDACE_API_RATE", "")
+        whose = "this token" if scope == "token" else "this address"
         response = respond(
-            request, error_body(f"too many requests for this token; retry in {wait} s", accepted=rate), 429
+            request, error_body(f"too many requests for {whose}; retry in {wait} s", accepted=rate), 429
         )
         response["Retry-After"] = str(wait)
         return response
@@ -135,6 +137,13 @@ def install_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(RequestDataTooBig)
     def _too_big(request, exc: RequestDataTooBig):
         return respond(request, error_body("the request body is too large"), 413)
+
+    _install_app_handlers(api, respond)
+
+
+def _install_app_handlers(api: NinjaAPI, respond: Any) -> None:
+    """The apps' own refusals (conflicts, bad settings, states that forbid an action) and the
+    last resort for anything unexpected."""
 
     @api.exception_handler(DecisionConflictError)
     def _conflict(request, exc: DecisionConflictError):

@@ -1,4 +1,5 @@
-"""Writes for API tokens: create (the only moment the token is seen), revoke, note a use.
+"""Writes for API tokens: create (the only moment the token is seen), revoke, note a use; and the
+security log's record of a refused or throttled request.
 
 Creation and revocation are audited in the same transaction, like every decision on the pages.
 """
@@ -10,8 +11,11 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
+from webapp.accounts.models import SecurityEventKind
+from webapp.accounts.services import security_event_record
 from webapp.api.errors import TokenError
 from webapp.api.models import ApiToken
 from webapp.api.tokens import TOKEN_KIND, token_digest
@@ -109,4 +113,18 @@ def token_use_record(*, token: ApiToken, method: str, path: str, status: int) ->
         action="api.request",
         target=token,
         after={"method": method, "path": path[:300], "status": status, "token": token.prefix},
+    )
+
+
+def refusal_record(*, request: HttpRequest, token: ApiToken | None, status: int, detail: str = "") -> None:
+    """Log a refused (4xx) or throttled (429) API request in the security log, not the audit log."""
+    security_event_record(
+        kind=SecurityEventKind.THROTTLED if status == 429 else SecurityEventKind.REFUSED,
+        status=status,
+        method=request.method or "",
+        path=request.path,
+        address=request.META.get("REMOTE_ADDR"),
+        username=token.user.get_username() if token is not None else "",
+        token_prefix=token.prefix if token is not None else "",
+        detail=detail,
     )

@@ -1,5 +1,6 @@
 """The audit log's one table. Rows are only ever inserted: database triggers refuse the rest
-(Postgres: migration 0002, SQLite: 0003)."""
+(Postgres: migration 0002, SQLite: 0003, both again in 0006), and each row holds the hash of the
+row before it (:mod:`webapp.audit.chain`), so an edit made around the triggers shows."""
 
 from __future__ import annotations
 
@@ -26,6 +27,20 @@ class AuditEntry(models.Model):
     before = models.JSONField(default=dict, blank=True)
     after = models.JSONField(default=dict, blank=True)
     comment = models.TextField(blank=True)
+    prev_hash = models.CharField(
+        max_length=64,
+        default="",
+        db_default="",
+        editable=False,
+        help_text="the entry_hash of the entry before (by id)",
+    )
+    entry_hash = models.CharField(
+        max_length=64,
+        default="",
+        db_default="",
+        editable=False,
+        help_text="sha256 of prev_hash and this entry's content",
+    )
 
     class Meta:
         ordering = ["-at", "-id"]

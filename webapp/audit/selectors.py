@@ -1,4 +1,5 @@
-"""Reading the audit log: filtered lists for the page and rows for the CSV export."""
+"""Reading the audit log: filtered lists for the page, rows for the CSV export (with each
+entry's hashes) and the check of the hash chain."""
 
 from __future__ import annotations
 
@@ -6,11 +7,26 @@ import json
 import unicodedata
 from collections.abc import Iterator
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet
 
+from webapp.audit.chain import ChainReport, walk
 from webapp.audit.models import AuditEntry
 
-CSV_HEADER = ["at", "actor", "action", "target_type", "target_id", "target", "before", "after", "comment"]
+CSV_HEADER = [
+    "at",
+    "actor",
+    "action",
+    "target_type",
+    "target_id",
+    "target",
+    "before",
+    "after",
+    "comment",
+    "id",
+    "prev_hash",
+    "entry_hash",
+]
 
 
 def audit_entry_list(
@@ -64,4 +80,13 @@ def audit_csv_rows(entries: QuerySet[AuditEntry]) -> Iterator[list[str]]:
             json.dumps(entry.before, sort_keys=True),
             json.dumps(entry.after, sort_keys=True),
             _csv_safe(entry.comment),
+            str(entry.pk),
+            entry.prev_hash,
+            entry.entry_hash,
         ]
+
+
+def audit_chain_check(*, using: str = DEFAULT_DB_ALIAS) -> ChainReport:
+    """Walk the whole log oldest first (by id): the first entry that does not link to the one
+    before or does not match its hash, if any. ``using``: another database, e.g. a restored copy."""
+    return walk(AuditEntry.objects.using(using).order_by("id").iterator(chunk_size=1000))

@@ -13,8 +13,9 @@ from django.utils import timezone
 from django_tasks.base import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
+from webapp.jobs.models import JobStatus
 from webapp.operations.models import LIVE_STATUSES, LiveSession, SessionStatus, SessionStep
-from webapp.training.models import Mine, MineStatus, RunStatus, TrainingRun
+from webapp.training.models import Mine, TrainingRun
 
 RECOMMEND_BUCKETS_MS = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000)
 
@@ -22,7 +23,7 @@ RECOMMEND_BUCKETS_MS = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000)
 def training_runs_by_status() -> dict[str, int]:
     """Every status, zero included (a series that disappears looks like a scrape failure)."""
     counts = dict(TrainingRun.objects.values_list("status").annotate(n=Count("id")).order_by())
-    return {status: counts.get(status, 0) for status in RunStatus.values}
+    return {status: counts.get(status, 0) for status in JobStatus.values}
 
 
 def queue_depth() -> dict[str, dict[str, int]]:
@@ -43,9 +44,9 @@ def heartbeat_ages(now: datetime | None = None) -> list[tuple[str, int, float | 
     """(kind, id, seconds since the worker's last heartbeat; None before the first) for each
     running training run, running mine and live session a worker owns."""
     now = now or timezone.now()
-    runs = TrainingRun.objects.filter(status=RunStatus.RUNNING).values_list("id", "heartbeat_at")
+    runs = TrainingRun.objects.filter(status=JobStatus.RUNNING).values_list("id", "heartbeat_at")
     sessions = LiveSession.objects.filter(status=SessionStatus.RUNNING).values_list("id", "heartbeat_at")
-    mines = Mine.objects.filter(status=MineStatus.RUNNING).values_list("id", "heartbeat_at")
+    mines = Mine.objects.filter(status=JobStatus.RUNNING).values_list("id", "heartbeat_at")
 
     def age(stamp: datetime | None) -> float | None:
         return None if stamp is None else max((now - stamp).total_seconds(), 0.0)

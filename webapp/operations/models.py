@@ -2,8 +2,9 @@
 
 A session plays one scenario of the deployed policy's env. Its status moves
 running <-> paused -> finished | stopped | failed. The feed worker that owns it (``worker_token``)
-stamps ``heartbeat_at``; a session without heartbeat for ``GRIDACE_LIVE_STALE_SECONDS`` is taken
-over by another worker, which replays the applied actions to resume from ``current_step``.
+stamps ``heartbeat_at``, as a training job's worker does (:class:`webapp.jobs.models.Claimed`); a
+session without heartbeat for ``GRIDACE_LIVE_STALE_SECONDS`` is taken over by another worker,
+which replays the applied actions to resume from ``current_step``.
 
 Decisions are taken on the current step while ``decisions_open``; the worker closes the step when
 it takes the pending decision to apply it, and opens the next one when it records that step.
@@ -15,6 +16,8 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import models
+
+from webapp.jobs.models import Claimed
 
 
 class SessionStatus(models.TextChoices):
@@ -29,7 +32,7 @@ LIVE_STATUSES = (SessionStatus.RUNNING, SessionStatus.PAUSED)
 ENDED_STATUSES = (SessionStatus.FINISHED, SessionStatus.STOPPED, SessionStatus.FAILED)
 
 
-class LiveSession(models.Model):
+class LiveSession(Claimed):
     label = models.CharField(max_length=100, blank=True)
     env = models.CharField(max_length=100)
     scenario_index = models.PositiveIntegerField(help_text="position in ace_core.live.live_scenarios(env)")
@@ -55,8 +58,6 @@ class LiveSession(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    worker_token = models.CharField(max_length=64, blank=True)
     resumes = models.PositiveIntegerField(default=0, help_text="times a worker resumed it from its steps")
     end_reason = models.TextField(blank=True)
 

@@ -1,72 +1,21 @@
 """Background tasks of the live console, on the ``explain`` queue
 (``manage.py db_worker --queue-name explain``): LLM explanations of recommendations, kept off the
 feed's fast path so a recommendation never waits for a language model.
+
+Entry points only: the work is :mod:`webapp.operations.worker.explain`, imported when the task
+runs, in the worker process (the service that queues the task imports this module without it).
+Queued rows name these functions by their dotted path, so they stay here.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import threading
 from typing import Any
 
-from django.conf import settings
 from django_tasks import task
-
-from ace_core.live import explain_messages
-from webapp.operations.models import LiveRecommendation, SessionStep
-from webapp.operations.services import explanation_record
-
-logger = logging.getLogger(__name__)
-
-_backends: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
-def explain_backend() -> Any:
-    """The configured LLM, loaded once per worker process."""
-    from ace_core.llm.factory import make_backend
-
-    key = json.dumps(
-        [
-            settings.GRIDACE_EXPLAIN_LLM,
-            settings.GRIDACE_EXPLAIN_LLM_MODEL,
-            settings.GRIDACE_EXPLAIN_LLM_OPTIONS,
-        ],
-        sort_keys=True,
-    )
-    with _lock:
-        if key not in _backends:
-            _backends[key] = make_backend(
-                settings.GRIDACE_EXPLAIN_LLM,
-                settings.GRIDACE_EXPLAIN_LLM_MODEL,
-                **settings.GRIDACE_EXPLAIN_LLM_OPTIONS,
-            )
-        return _backends[key]
 
 
 @task(queue_name="explain")
 def explain_recommendation(recommendation_id: int) -> dict[str, Any]:
-    rec = LiveRecommendation.objects.get(pk=recommendation_id)
-    row = SessionStep.objects.filter(session_id=rec.session_id, step=rec.step).first()
-    card = {"description": rec.description, "source": rec.source, "max_rho_after": rec.max_rho_after}
-    try:
-        backend = explain_backend()
-        text = backend.chat(
-            explain_messages(state_text=row.text if row else "", card=card),
-            max_new_tokens=settings.GRIDACE_EXPLAIN_MAX_TOKENS,
-        )
-        model = backend.name
-    except Exception as error:  # the console shows why; the recommendation itself is unaffected
-        logger.exception("explaining recommendation %s failed", recommendation_id)
-        explanation_record(
-            recommendation_id=recommendation_id,
-            text=f"{type(error).__name__}: {error}",
-            model="",
-            failed=True,
-        )
-        return {"recommendation": recommendation_id, "failed": True}
-    explanation_record(
-        recommendation_id=recommendation_id, text=text or "(the model gave no answer)", model=model
-    )
-    return {"recommendation": recommendation_id, "model": model}
+    from webapp.operations.worker.explain import explain
+
+    return explain(recommendation_id=recommendation_id)

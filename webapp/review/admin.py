@@ -12,7 +12,7 @@ from django.http import HttpRequest
 
 from webapp.accounts import roles
 from webapp.review.models import Refinement, RefinementRound, RewardShaping
-from webapp.review.services import refinement_decide
+from webapp.review.services import DECISIONS, refinement_decide
 
 
 class RoundInline(admin.StackedInline):
@@ -76,7 +76,7 @@ class RefinementAdmin(admin.ModelAdmin):
             except ValidationError as error:
                 refused.append(" ".join(error.messages))
         if done:
-            self.message_user(request, f"{done} refinement(s) {decision}d", messages.SUCCESS)
+            self.message_user(request, f"{done} refinement(s) {DECISIONS[decision].value}", messages.SUCCESS)
         for message in refused:
             self.message_user(request, message, messages.WARNING)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from ace_core.outcomes import max_rho_words
+from ace_core.recommend.outcomes import max_rho_words
 from webapp.training.models import TrainingRun
 
 COMMENT_MAX_LENGTH = 2000

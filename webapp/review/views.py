@@ -16,7 +16,7 @@ from webapp.accounts.permissions import PermissionGate
 from webapp.review import selectors
 from webapp.review.forms import DecisionForm, QueueFilterForm
 from webapp.review.models import Refinement
-from webapp.review.services import refinement_decide
+from webapp.review.services import DECISIONS, refinement_decide
 from webapp.training.selectors import run_get
 from webapp.validation import query_id
 
@@ -95,7 +95,8 @@ class RefinementDecideView(PermissionGate, View):
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
             return self._back(refinement, status=409, request=request)
-        messages.success(request, f"refinement {refinement.refinement_id} {form.cleaned_data['decision']}d")
+        done = DECISIONS[form.cleaned_data["decision"]].value  # approved, rejected
+        messages.success(request, f"refinement {refinement.refinement_id} {done}")
         return HttpResponseRedirect(reverse("review:queue"))
 
     @staticmethod

@@ -1,10 +1,13 @@
 """The launch form: one field per :class:`ace_core.config.TrainConfig` field, help text from the
-field's docstring, errors from :meth:`TrainConfig.validate` put on the field they name."""
+field's docstring, grouped by the titles of TrainConfig's sections, errors from
+:meth:`TrainConfig.validate` put on the field they name."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
+import typing
 from typing import Any
 
 from django import forms
@@ -17,16 +20,20 @@ from ace_core.config import (
     LLM_BACKENDS,
     TRAJECTORY_SELECTIONS,
     ConfigField,
+    PretrainConfig,
     TrainConfig,
+    ValidationConfig,
     config_fields,
 )
+from ace_core.config.checks import class_field_docs
+from ace_core.config.sections import BUDGET, GROUPS
 from ace_core.errors import ConfigError
 from ace_core.grid.demand import DEMAND_SCALE_RANGE
 from ace_core.grid.opponents import OPPONENTS
-from ace_core.recipes import RECIPES, recipe_get
+from ace_core.training.recipes import RECIPES, recipe_get
 from webapp.training.selectors import COMPARE_MAX_RUNS, MineInfo, env_names, mine_by_path, mine_list
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
-from webapp.training.services.mines import EXPERT_SYNTAX, MAX_EPISODE_LENGTH, MAX_SEEDS, check_expert
+from webapp.training.services.mines import MAX_EPISODE_LENGTH, MAX_SEEDS, check_expert
 from webapp.training.services.runs import LABEL_MAX_LENGTH
 from webapp.validation import (
     DB_INT_MAX,
@@ -46,73 +53,28 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "actor_selection": ACTOR_SELECTIONS,
     "opponent": OPPONENTS,
 }
-LLM_SECTION = "LLM co-evolution (ACE)"
-MAIN_SECTION = "Imitation start, budget and validation"
-"""shown beside the recipe, outside Advanced: what one changes from run to run"""
-# Shown as sections on the page, in this order; fields not listed fall into "Training".
-SECTIONS = {
-    MAIN_SECTION: (
-        "pretrain_mine",
-        "pretrain_expert",
-        "pretrain_seeds",
-        "pretrain_demand_scales",
-        "pretrain_epochs",
-        "decisions",
-        "validate_every",
-        "validation_seeds",
-        "validation_demand_scale",
-    ),
-    "Environment": ("env", "steps", "seed", "rho_threshold", "episode_length", "opponent"),
-    LLM_SECTION: (
-        "llm",
-        "llm_model",
-        "actor",
-        "critic",
-        "r_bar",
-        "shaping_k",
-        "beta",
-        "imitation",
-        "actor_every",
-        "critic_every",
-        "finetune_every",
-        "trajectory_selection",
-        "llm_budget",
-        "require_approval",
-        "actor_batch",
-        "actor_selection",
-        "actor_candidates",
-        "actor_rounds",
-        "actor_answer",
-        "critic_threshold",
-        "critic_format",
-        "critic_key_steps",
-        "priority_temperature",
-        "priority_max",
-        "finetune_max_steps",
-        "llm_timeout",
-    ),
-}
-LLM_PREFIXES = ("llm_", "actor_", "critic_", "finetune_", "priority_", "shaping_")
-"""settings of the ACE loop added to TrainConfig later land in the LLM section by their name"""
+MAIN_GROUPS = (PretrainConfig.title, BUDGET, ValidationConfig.title)
+"""the groups shown beside the recipe, outside Advanced: what one changes from run to run"""
 
 
-def section_of(name: str) -> str:
-    """The section a TrainConfig field is shown in."""
-    for title, names in SECTIONS.items():
-        if name in names:
-            return title
-    return LLM_SECTION if name.startswith(LLM_PREFIXES) else "Training"
+def form_groups() -> dict[str, tuple[str, ...]]:
+    """Group title -> the names of its settings (:attr:`ConfigField.group`, the title of their
+    TrainConfig section unless their field names another): groups in page order
+    (:data:`ace_core.config.sections.GROUPS`), settings in TrainConfig's order."""
+    fields = config_fields()
+    groups = {title: tuple(f.name for f in fields if f.group == title) for title in GROUPS}
+    return {title: names for title, names in groups.items() if names}
+
+
+FORM_GROUPS = form_groups()
+"""the launch form's groups: :data:`MAIN_GROUPS` beside the recipe, the others under Advanced"""
 
 
 def _config_field(field: ConfigField, default: Any, help_text: str) -> forms.Field:
     label = field.name.replace("_", " ")
     options: dict[str, Any] = {"label": label, "help_text": help_text, "initial": default}
     if field.name == "env":
-        names = env_names()
-        invalid = f"unknown env %(value)s; available here: {', '.join(names)}"
-        return forms.ChoiceField(
-            choices=[(name, name) for name in names], error_messages={"invalid_choice": invalid}, **options
-        )
+        return env_field(options)
     if field.name == "pretrain_mine":
         return pretrain_mine_field(options)
     if field.name in CHOICES:
@@ -130,6 +92,15 @@ def _config_field(field: ConfigField, default: Any, help_text: str) -> forms.Fie
     if isinstance(default, float):
         return AsciiFloatField(accepted=accepted_range(field.name, default), **options)
     return forms.CharField(required=False, max_length=500, **options)
+
+
+def env_field(options: dict[str, Any]) -> forms.ChoiceField:
+    """A choice of the envs available here; any other is refused with their list."""
+    names = env_names()
+    invalid = f"unknown env %(value)s; available here: {', '.join(names)}"
+    return forms.ChoiceField(
+        choices=[(name, name) for name in names], error_messages={"invalid_choice": invalid}, **options
+    )
 
 
 @functools.cache
@@ -211,7 +182,7 @@ def confined_expert(value: str, name: str) -> str:
     """An expert spec whose mined action set (``actions=FILE``), if any, lies in the runs or data
     folder, named by its resolved path. Other mistakes are left to the spec's own check, which
     gives the accepted syntax."""
-    from ace_core.expert import parse_expert_spec
+    from ace_core.config.expert import parse_expert_spec
 
     kind, _, argument = value.strip().partition(":")
     try:
@@ -274,7 +245,7 @@ CUSTOM_DESCRIPTION = "no recipe: the trainer's default settings, to set one by o
 
 
 def offered_recipes() -> list[str]:
-    """The recipes whose grid is available here, in the order of :data:`ace_core.recipes.RECIPES`."""
+    """The recipes whose grid is available here, in the order of :data:`ace_core.training.recipes.RECIPES`."""
     available = set(env_names())
     return [name for name, recipe in RECIPES.items() if recipe.envs[0] in available]
 
@@ -332,77 +303,90 @@ class TrainConfigForm(forms.Form):
             self.initial.update({**values, "recipe": recipe})
 
     def main_fields(self) -> list[forms.BoundField]:
-        """The settings shown beside the recipe (:data:`MAIN_SECTION`), in TrainConfig's order."""
-        return [self[name] for name in self.config_names if section_of(name) == MAIN_SECTION]
+        """The settings shown beside the recipe (:data:`MAIN_GROUPS`), in TrainConfig's order."""
+        main = {name for title in MAIN_GROUPS for name in FORM_GROUPS[title]}
+        return [self[name] for name in self.config_names if name in main]
 
-    def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
-        """(title, fields) of Advanced in page order: Environment, Training, then the LLM
-        co-evolution loop; fields keep TrainConfig's order inside each section."""
-        titles = ["Environment", "Training", LLM_SECTION]
-        grouped: dict[str, list[forms.BoundField]] = {title: [] for title in titles}
-        for name in self.config_names:
-            if section_of(name) != MAIN_SECTION:
-                grouped[section_of(name)].append(self[name])
-        return list(grouped.items())
+    def advanced_groups(self) -> list[tuple[str, list[forms.BoundField]]]:
+        """(title, fields) of each group under Advanced, in page order (:data:`FORM_GROUPS`)."""
+        return [
+            (title, [self[name] for name in names])
+            for title, names in FORM_GROUPS.items()
+            if title not in MAIN_GROUPS
+        ]
 
     def clean(self) -> dict[str, Any]:
         return clean_config(self, super().clean())
 
 
-class MineForm(forms.Form):
-    """A mine of the train days (:mod:`ace_core.mining`); the defaults make the mine that a run's
-    ``pretrain_mine=auto`` would make, so such runs reuse it."""
+MINE_OPTIONAL = ("episodes", "opponent", "demand_scale")
+"""mine settings that may be left empty: MineSpec's default (every day, the env's own line attacks,
+the days as they are)"""
+MINE_LIMITS: dict[str, tuple[float, float]] = {
+    "seeds": (1, MAX_SEEDS),
+    "episodes": (1, 10_000),
+    "episode_length": (2, MAX_EPISODE_LENGTH),
+    "demand_scale": DEMAND_SCALE_RANGE,
+}
+"""what the mine form accepts of each number"""
 
-    env = forms.ChoiceField(help_text="the grid whose train days the expert plays")
-    expert = forms.CharField(
-        max_length=500,
-        initial="greedy",
-        help_text=f"accepted: {EXPERT_SYNTAX} (keys: budget, lines, threshold, safe, actions, learned)",
+
+def mine_form_fields() -> dict[str, forms.Field]:
+    """A field per MineSpec setting the web app offers (not ``split`` nor ``player``: it mines the
+    train days, played by the expert), in MineSpec's order, help text from the field's docstring.
+    The initial values are MineSpec's defaults, except the seeds: a run's ``pretrain_mine=auto``
+    mines with ``pretrain_seeds``, and the form's defaults make that mine, so such runs reuse it."""
+    from ace_core.imitation.mining import MineSpec
+
+    docs, hints = class_field_docs(MineSpec), typing.get_type_hints(MineSpec)
+    initial = {"seeds": PretrainConfig().seeds}
+    fields: dict[str, forms.Field] = {}
+    for f in dataclasses.fields(MineSpec):
+        if f.name in ("split", "player"):
+            continue
+        options = {
+            "label": f.name.replace("_", " "),
+            "help_text": docs.get(f.name, ""),
+            "initial": initial.get(f.name, None if f.default is dataclasses.MISSING else f.default),
+            "required": f.name not in MINE_OPTIONAL,
+        }
+        fields[f.name] = _mine_field(f.name, hints[f.name], options)
+    return fields
+
+
+def _mine_field(name: str, hint: Any, options: dict[str, Any]) -> forms.Field:
+    if name == "env":
+        return env_field(options)
+    if name == "opponent":
+        return forms.ChoiceField(choices=[(value, value) for value in OPPONENTS], **options)
+    limits = (
+        dict(zip(("min_value", "max_value"), MINE_LIMITS[name], strict=True)) if name in MINE_LIMITS else {}
     )
-    seeds = AsciiIntegerField(
-        min_value=1, max_value=MAX_SEEDS, initial=2, help_text="grid seeds each train day is played with"
-    )
-    episodes = AsciiIntegerField(
-        min_value=1, max_value=10_000, required=False, help_text="the first N train days (empty: all of them)"
-    )
-    episode_length = AsciiIntegerField(
-        label="episode length",
-        min_value=2,
-        max_value=MAX_EPISODE_LENGTH,
-        initial=288,
-        help_text="steps per day",
-    )
-    opponent = forms.ChoiceField(
-        label="line attacks",
-        choices=[(name, name) for name in OPPONENTS],
-        initial="env",
-        required=False,
-        help_text="env: the grid's own opponent; none; random-line: grid2op's RandomLineOpponent (14- and 36-bus grids)",
-    )
-    demand_scale = AsciiFloatField(
-        label="demand scale",
-        min_value=DEMAND_SCALE_RANGE[0],
-        max_value=DEMAND_SCALE_RANGE[1],
-        required=False,
-        initial=1.0,
-        help_text="every load and production of the mined days times this (1.05: heavier days, "
-        "more decisions that matter); empty or 1: the days as they are",
-    )
+    if hint is float:
+        return AsciiFloatField(**limits, **options)
+    if hint in (int, int | None):
+        return AsciiIntegerField(**limits, **options)
+    return forms.CharField(max_length=500, **options)
+
+
+class MineForm(forms.Form):
+    """A mine of the train days (:mod:`ace_core.imitation.mining`): a field per setting of
+    :class:`~ace_core.imitation.mining.MineSpec` it offers (:func:`mine_form_fields`); the defaults
+    make the mine that a run's ``pretrain_mine=auto`` would make, so such runs reuse it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        names = env_names()
-        self.fields["env"].choices = [(name, name) for name in names]
-        self.fields["env"].error_messages["invalid_choice"] = (
-            f"unknown env %(value)s; available here: {', '.join(names)}"
-        )
+        self.fields.update(mine_form_fields())
 
-    def clean_opponent(self) -> str:
-        return self.cleaned_data["opponent"] or "env"  # left out: the grid as it is
+    def clean(self) -> dict[str, Any]:
+        from ace_core.imitation.mining import MineSpec
 
-    def clean_demand_scale(self) -> float:
-        value = self.cleaned_data["demand_scale"]
-        return 1.0 if value is None else value  # left out: the days as they are
+        cleaned = super().clean()
+        defaults = {f.name: f.default for f in dataclasses.fields(MineSpec)}
+        for name in MINE_OPTIONAL:
+            if name in cleaned and cleaned[name] in (None, ""):
+                cleaned[name] = defaults[name]  # left out: MineSpec's default
+        return cleaned
 
     def clean_expert(self) -> str:
         value = self.cleaned_data["expert"]

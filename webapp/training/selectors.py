@@ -16,17 +16,16 @@ from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Greatest
 
+from webapp.jobs.models import JobStatus
 from webapp.live import run_messages
 from webapp.training.models import (
     Checkpoint,
     Deployment,
     EpisodeRecord,
     Evaluation,
-    EvaluationStatus,
     FinetuneRecord,
     MetricPoint,
     Mine,
-    MineStatus,
     TrainingRun,
 )
 
@@ -70,7 +69,7 @@ def _with_outcomes(runs: QuerySet[TrainingRun]) -> QuerySet[TrainingRun]:
     validation days, over its finished validation evaluations and the validations the trainer
     ran during training (the ``eval/validation_survival`` metric); None when it has neither."""
     evaluations = _best_float(
-        Evaluation.objects.filter(run=OuterRef("pk"), split="validation", status=EvaluationStatus.SUCCEEDED),
+        Evaluation.objects.filter(run=OuterRef("pk"), split="validation", status=JobStatus.SUCCEEDED),
         KeyTextTransform("survival_mean", KeyTransform(RUN_AGENT, "results")),
     )
     in_training = _best_float(
@@ -336,7 +335,7 @@ def evaluation_comparison(*, runs: list[TrainingRun]) -> list[dict[str, Any]]:
     simulation as deployed, when the evaluation played it), then one per baseline (from the newest
     evaluation of the group that has it: on the same episodes a baseline plays the same)."""
     evaluations = (
-        Evaluation.objects.filter(run__in=runs, status=EvaluationStatus.SUCCEEDED)
+        Evaluation.objects.filter(run__in=runs, status=JobStatus.SUCCEEDED)
         .select_related("run", "checkpoint")
         .order_by("-finished_at", "-id")
     )
@@ -379,7 +378,7 @@ def evaluation_comparison(*, runs: list[TrainingRun]) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-# --- mines of expert decisions (ace_core.mining): finished ones on disk, launches in rows ---
+# --- mines of expert decisions (ace_core.imitation.mining): finished ones on disk, launches in rows ---
 
 MINE_TOP_ACTIONS = 25
 """topology actions a mine's page lists, most played first"""
@@ -431,7 +430,7 @@ def expert_text(expert: Any) -> str:
     """A mine's expert as a spec (``greedy`` plus the settings that differ from the defaults)."""
     if not isinstance(expert, dict):
         return str(expert)
-    from ace_core.expert import ExpertConfig
+    from ace_core.config.expert import ExpertConfig
 
     defaults = ExpertConfig().key()
     changed = [f"{key}={value}" for key, value in expert.items() if defaults.get(key) != value]
@@ -512,7 +511,7 @@ def mine_progress(*, mine: Mine) -> dict[str, Any]:
         "status": mine.status,
         "done": done,
         "total": mine.episodes_total,
-        "finished": mine.status == MineStatus.SUCCEEDED,
+        "finished": mine.status == JobStatus.SUCCEEDED,
         "error": mine.error,
     }
 

@@ -3,8 +3,9 @@
 Entry points only: ``train_run`` runs one attempt of a run (:mod:`webapp.training.worker.attempt`),
 ``evaluate_run`` evaluates a finished run's checkpoint against the baselines
 (:mod:`webapp.training.worker.evaluation`), ``mine_run`` mines expert decisions
-(:mod:`webapp.training.worker.mining`). Queued rows name these functions by their dotted
-path, so they stay here.
+(:mod:`webapp.training.worker.mining`). Queued rows name these functions by their dotted path, so
+they stay here. Each imports the worker's code when it runs, in the worker process: the services
+that queue these tasks import this module without loading the worker (nor what the worker loads).
 """
 
 from __future__ import annotations
@@ -13,22 +14,28 @@ from typing import Any
 
 from django_tasks import TaskContext, task
 
-from webapp.training.worker.attempt import train_attempt
-from webapp.training.worker.evaluation import evaluate_attempt
-from webapp.training.worker.mining import mine_attempt
+
+def _worker_id(context: TaskContext) -> str:
+    worker_ids = context.task_result.worker_ids
+    return worker_ids[-1] if worker_ids else ""
 
 
 @task(queue_name="training", takes_context=True)
 def train_run(context: TaskContext, run_id: int, attempt: int) -> dict[str, Any]:
-    worker_ids = context.task_result.worker_ids
-    return train_attempt(run_id=run_id, attempt=attempt, worker_id=worker_ids[-1] if worker_ids else "")
+    from webapp.training.worker.attempt import train_attempt
+
+    return train_attempt(run_id=run_id, attempt=attempt, worker_id=_worker_id(context))
 
 
-@task(queue_name="training")
-def evaluate_run(evaluation_id: int) -> dict[str, Any]:
-    return evaluate_attempt(evaluation_id=evaluation_id)
+@task(queue_name="training", takes_context=True)
+def evaluate_run(context: TaskContext, evaluation_id: int) -> dict[str, Any]:
+    from webapp.training.worker.evaluation import evaluate_attempt
+
+    return evaluate_attempt(evaluation_id=evaluation_id, worker_id=_worker_id(context))
 
 
-@task(queue_name="training")
-def mine_run(mine_id: int) -> dict[str, Any]:
-    return mine_attempt(mine_id=mine_id)
+@task(queue_name="training", takes_context=True)
+def mine_run(context: TaskContext, mine_id: int) -> dict[str, Any]:
+    from webapp.training.worker.mining import mine_attempt
+
+    return mine_attempt(mine_id=mine_id, worker_id=_worker_id(context))

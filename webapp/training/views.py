@@ -16,9 +16,10 @@ from django.urls import reverse
 from django.views import View
 
 from ace_core.errors import ConfigError
-from ace_core.recipes import DEFAULT_RECIPE, recipe_matching
+from ace_core.training.recipes import DEFAULT_RECIPE, recipe_matching
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
+from webapp.jobs.models import JobStatus
 from webapp.training import selectors
 from webapp.training.forms import (
     DeployForm,
@@ -28,7 +29,7 @@ from webapp.training.forms import (
     TrainConfigForm,
     recipe_presets,
 )
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.training.services.deployment import checkpoint_deploy
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.mines import mine_launch
@@ -57,7 +58,7 @@ class RunListView(PermissionGate, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         status = request.GET.get("status", "")
-        if status and status not in RunStatus.values:
+        if status and status not in JobStatus.values:
             messages.error(request, f"status {status!r} is not a run status; showing all runs")
             status = ""
         page = Paginator(selectors.run_list(status=status), PAGE_SIZE).get_page(request.GET.get("page"))
@@ -68,7 +69,7 @@ class RunListView(PermissionGate, View):
         context = {
             "page": page,
             "status": status,
-            "statuses": RunStatus.values,
+            "statuses": JobStatus.values,
             "compare_max_runs": selectors.COMPARE_MAX_RUNS,
         }
         return render(request, "training/run_list.html", context)
@@ -181,7 +182,7 @@ class RunCancelView(PermissionGate, View):
         except ValidationError as error:
             messages.error(request, _error_text(error))
         else:
-            stopping = run.status == RunStatus.RUNNING
+            stopping = run.status == JobStatus.RUNNING
             messages.success(
                 request, f"run {run.pk} " + ("is stopping at its next step" if stopping else "cancelled")
             )

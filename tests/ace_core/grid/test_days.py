@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ace_core.__main__ import main
+from ace_core.cli import main
 from ace_core.grid.days.generate import (
     DEFAULT_DAYS_PYTHON,
     generate_days,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ace_core.errors import ConfigError
-from ace_core.grid import region_cut
+from ace_core.grid.days import region_cut
 from ace_core.grid.days.case118_source import SOURCES, WCCI_2020_LOAD_SCALE, chronix2grid_case_dir
 from ace_core.grid.days.generate import DEFAULT_DAYS_PYTHON, generate_days, week_name
 from ace_core.grid.envs import bundled_env_dir, make_env

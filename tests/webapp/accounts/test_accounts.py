@@ -70,10 +70,11 @@ def test_seed_demo_creates_one_user_per_role_once(capsys, monkeypatch):
     out = capsys.readouterr().out
     password = out.strip().rsplit("password: ", 1)[1]
     users = get_user_model().objects.order_by("username")
-    assert [u.username for u in users] == ["engineer", "operator", "reviewer"]
+    assert [u.username for u in users] == ["admin", "engineer", "operator", "reviewer"]
     assert all(u.check_password(password) for u in users)
     assert [g.name for g in users.get(username="reviewer").groups.all()] == ["reviewer"]
     assert users.get(username="engineer").is_staff and not users.get(username="operator").is_staff
+    assert users.get(username="admin").has_perm("accounts.unlock_login")
     call_command("seed_demo")
     assert "password unchanged" in capsys.readouterr().out
     assert get_user_model().objects.get(username="engineer").check_password(password)

@@ -1,5 +1,6 @@
-"""The API's edges: rate limits per token, oversized and malformed bodies, the schema and the
-docs page (served from local files, no inline script)."""
+"""The API's edges: rate limits per token and per address (429 with Retry-After), refusals logged
+in the bounded security log rather than the audit log, oversized and malformed bodies, the schema
+and the docs page (served from local files, no inline script)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from tests.webapp.api.conftest import assert_error_shape
+from tests.webapp.api.conftest import ApiClient, assert_error_shape
+from webapp.accounts.models import SecurityEvent
 from webapp.audit.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
@@ -50,11 +52,34 @@ def test_each_token_has_its_own_rate_limit(api_as, engineer, settings):
     assert second.get("/me").status_code == 200  # another token, another counter
 
 
-def test_refused_requests_count_against_the_limit(api_as, operator, settings):
+def test_refused_requests_count_against_the_limit_and_go_to_the_security_log(api_as, operator, settings):
     settings.GRIDACE_API_RATE = "2/min"
     api = api_as(operator)
-    assert [api.post("/runs", {}).status_code for _ in range(3)] == [403, 403, 429]
-    assert AuditEntry.objects.filter(action="api.request").count() == 2  # the 429 reached nothing
+    entries = AuditEntry.objects.count()
+    assert [api.post("/runs", {}).status_code for _ in range(4)] == [403, 403, 429, 429]
+    assert AuditEntry.objects.count() == entries  # the decision audit holds decisions only
+    refused = SecurityEvent.objects.get(kind="api.refused")
+    assert (refused.status, refused.count, refused.method, refused.path) == (403, 2, "POST", "/api/v1/runs")
+    assert refused.username == operator.username and refused.address == "127.0.0.1"
+    assert "may not do this" in refused.detail
+    throttled = SecurityEvent.objects.get(kind="api.throttled")
+    assert (throttled.status, throttled.count) == (429, 2)
+
+
+def test_each_address_has_its_own_rate_limit_tokens_or_not(api_as, engineer, settings):
+    settings.GRIDACE_API_ADDRESS_RATE = "3/min"
+    stranger = ApiClient("gat_00000000_not-a-token")
+    assert [stranger.get("/me").status_code for _ in range(3)] == [401, 401, 401]
+    refused = stranger.get("/me")
+    body = assert_error_shape(refused, 429)
+    assert "too many requests for this address" in body["error"] and body["accepted"] == "3/min"
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    # a valid token from the same address is throttled too; another address is not
+    assert api_as(engineer).get("/me").status_code == 429
+    elsewhere = api_as(engineer)
+    elsewhere.client.defaults["REMOTE_ADDR"] = "10.3.0.1"
+    assert elsewhere.get("/me").status_code == 200
+    assert SecurityEvent.objects.get(kind="api.throttled").count == 2
 
 
 def test_bad_rate_settings_are_named(api_as, engineer, settings):
@@ -73,9 +98,17 @@ def test_oversized_and_malformed_bodies_get_the_error_shape(api_as, engineer, se
     assert assert_error_shape(api.post("/runs", raw=b"{not json"), 400)["accepted"] == "a JSON object"
     not_object = assert_error_shape(api.post("/runs", raw=b"[1, 2]"), 400)
     assert not_object["error"] == "the request body is not a JSON object"
-    # refused writes are audited as API requests too, with their status
-    statuses = sorted(AuditEntry.objects.filter(action="api.request").values_list("after__status", flat=True))
-    assert statuses == [400, 400, 413]
+    # refused writes are logged in the security log with their status, not in the audit log
+    assert dict(SecurityEvent.objects.values_list("status", "count")) == {400: 2, 413: 1}
+    assert not AuditEntry.objects.filter(action="api.request").exists()
+
+
+def test_a_body_over_djangos_limit_gets_the_error_shape_not_an_html_page(api_as, engineer, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    big = {"label": "x", "config": {"llm_model": "y" * 5000}}
+    for client in (api_as(engineer), ApiClient(None)):
+        body = assert_error_shape(client.post("/runs", big), 413)
+        assert body["accepted"] == "at most 2048 bytes" and "bytes long" in body["error"]
 
 
 def test_the_schema_is_served_with_every_operation_gated():

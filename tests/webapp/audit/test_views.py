@@ -52,8 +52,13 @@ def test_csv_export_has_one_row_per_entry_oldest_first(reviewer, make_run, make_
         "before",
         "after",
         "comment",
+        "id",
+        "prev_hash",
+        "entry_hash",
     ]
     assert [row[2] for row in rows[1:]] == ["run.launch", "refinement.approve"]
+    # the export carries the chain: each row links to the one before it
+    assert rows[2][10] == rows[1][11] and all(len(row[11]) == 64 for row in rows[1:])
     assert rows[2][6] == '{"status": "pending"}'
     assert rows[2][8] == "'=HYPERLINK(1)"  # a spreadsheet will not run it
 

@@ -21,8 +21,9 @@ from ace_core.llm.openai_compat import OpenAICompatBackend
 from tests.ace_core.conftest import ChatServer, _serve
 from tests.webapp.conftest import client_for, communicator, socket_headers
 from tests.webapp.operations.conftest import run_feed
+from webapp.jobs.models import JobStatus
 from webapp.operations.models import SessionStep
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import TrainingRun
 
 TOKEN = "a-scraper-token-of-some-length"
 
@@ -108,11 +109,11 @@ def test_http_latency_is_counted_per_view(engineer):
 def test_training_runs_queues_and_heartbeats_come_from_the_database(make_run):
     queued, running, failed = make_run(), make_run(), make_run()
     TrainingRun.objects.filter(pk=running.pk).update(
-        status=RunStatus.RUNNING, heartbeat_at=timezone.now() - timedelta(seconds=30)
+        status=JobStatus.RUNNING, heartbeat_at=timezone.now() - timedelta(seconds=30)
     )
-    TrainingRun.objects.filter(pk=failed.pk).update(status=RunStatus.FAILED)
+    TrainingRun.objects.filter(pk=failed.pk).update(status=JobStatus.FAILED)
     samples = scrape()
-    runs = {s: value(samples, "gridace_training_runs", status=s) for s in RunStatus.values}
+    runs = {s: value(samples, "gridace_training_runs", status=s) for s in JobStatus.values}
     assert runs == {"queued": 1, "running": 1, "succeeded": 0, "cancelled": 0, "failed": 1}
     assert value(samples, "gridace_task_queue_depth", queue="training") == 3  # one task per launch
     assert value(samples, "gridace_tasks_running", queue="training") == 0

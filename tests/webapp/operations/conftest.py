@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from ace_core.live import untrained_policy
-from webapp.operations.feed import SessionFeed
+from webapp.jobs.models import JobStatus
 from webapp.operations.models import LiveSession
 from webapp.operations.services import session_start, sessions_claim
-from webapp.training.models import Checkpoint, RunStatus
+from webapp.operations.worker.feed import SessionFeed
+from webapp.training.models import Checkpoint
 from webapp.training.services.deployment import checkpoint_deploy
 
 ENV = "l2rpn_case14_sandbox"
@@ -30,7 +31,7 @@ def policy_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def deployment(make_run: Callable, engineer: Any, policy_file: Path) -> Any:
     run = make_run(env=ENV)
-    run.status = RunStatus.SUCCEEDED
+    run.status = JobStatus.SUCCEEDED
     run.save(update_fields=["status"])
     checkpoint = Checkpoint.objects.create(run=run, step=300, path=str(policy_file))
     return checkpoint_deploy(checkpoint=checkpoint, user=engineer)

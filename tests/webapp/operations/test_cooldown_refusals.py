@@ -20,11 +20,12 @@ from ace_core.live import make_live_env, release_env, untrained_policy
 from tests.webapp.conftest import client_for
 from tests.webapp.operations.conftest import run_feed
 from webapp.audit.models import AuditEntry
+from webapp.jobs.models import JobStatus
 from webapp.operations import mirror
 from webapp.operations.errors import OperationsError
 from webapp.operations.models import Decision, LiveRecommendation, LiveSession, SessionStep
 from webapp.operations.services import action_apply, session_start
-from webapp.training.models import Checkpoint, RunStatus
+from webapp.training.models import Checkpoint
 from webapp.training.services.deployment import checkpoint_deploy
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +48,7 @@ def wcci_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def wcci_session(make_run: Callable, engineer: Any, wcci_policy: Path) -> Iterator[LiveSession]:
     run = make_run(env=WCCI)
-    run.status = RunStatus.SUCCEEDED
+    run.status = JobStatus.SUCCEEDED
     run.save(update_fields=["status"])
     checkpoint_deploy(
         checkpoint=Checkpoint.objects.create(run=run, step=100, path=str(wcci_policy)), user=engineer

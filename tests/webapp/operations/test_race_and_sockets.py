@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connection, connections
 
-from tests.webapp.conftest import communicator, socket_headers
+from tests.webapp.conftest import SOCKET_TIMEOUT, communicator, socket_headers
 from tests.webapp.operations.conftest import run_feed
 from webapp.operations.errors import DecisionConflictError
 from webapp.operations.models import Decision, LiveRecommendation, RecommendationStatus
@@ -73,7 +73,7 @@ async def test_the_console_socket_sends_a_snapshot_then_each_step(make_session, 
     socket = communicator(f"/ws/live/{session.pk}/", await sync_to_async(socket_headers)(operator))
     connected, _ = await socket.connect()
     assert connected
-    snapshot = await socket.receive_json_from(timeout=10)
+    snapshot = await socket.receive_json_from(timeout=SOCKET_TIMEOUT)
     assert snapshot["kind"] == "snapshot" and snapshot["state"]["step"] == 1
     assert len(snapshot["layout"]["substations"]) == 14 and snapshot["timeline"]["step"] == [0, 1]
     assert len(snapshot["recommendations"]) >= 1 and snapshot["session"]["status"] == "running"
@@ -82,7 +82,7 @@ async def test_the_console_socket_sends_a_snapshot_then_each_step(make_session, 
     await sync_to_async(run_feed)(session, 2)
     steps = []
     while len(steps) < 2:  # panels (the worker resuming the session) come between the steps
-        message = await socket.receive_json_from(timeout=10)
+        message = await socket.receive_json_from(timeout=SOCKET_TIMEOUT)
         if message["kind"] == "step":
             steps.append(message)
     assert [m["step"] for m in steps] == [2, 3]

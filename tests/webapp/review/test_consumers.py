@@ -7,7 +7,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from tests.webapp.conftest import communicator, socket_headers
+from tests.webapp.conftest import SOCKET_TIMEOUT, communicator, socket_headers
 from webapp.review.services import refinement_decide
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -23,7 +23,7 @@ async def test_reviewers_hear_about_decisions(reviewer, make_run, make_refinemen
     await sync_to_async(refinement_decide)(
         refinement=refinement, run=run, reviewer=reviewer, decision="approve"
     )
-    message = json.loads(await socket.receive_from(timeout=5))
+    message = json.loads(await socket.receive_from(timeout=SOCKET_TIMEOUT))
     assert (message["kind"], message["id"], message["status"]) == ("refinement", refinement.pk, "approved")
     await socket.disconnect()
 
@@ -37,7 +37,7 @@ async def test_without_redis_new_refinements_are_relayed_from_the_database(
     connected, _ = await socket.connect()
     assert connected
     refinement = await sync_to_async(make_refinement)(run)
-    message = json.loads(await socket.receive_from(timeout=5))
+    message = json.loads(await socket.receive_from(timeout=SOCKET_TIMEOUT))
     assert (message["id"], message["status"]) == (refinement.pk, "pending")
     await socket.disconnect()
 

@@ -14,9 +14,9 @@ MINE_EXPERT = "greedy:threshold=0.7"
 
 @pytest.fixture(scope="session")
 def finished_mine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """(mine directory, summary) of a real mine, made by :func:`ace_core.mining.mine` with one
+    """(mine directory, summary) of a real mine, made by :func:`ace_core.imitation.mining.mine` with one
     Ray worker, in a mines folder of its own (point ``GRIDACE_MINES_DIR`` at its parent)."""
-    from ace_core.mining import MineSpec, mine
+    from ace_core.imitation.mining import MineSpec, mine
 
     spec = MineSpec(env=MINE_ENV, expert=MINE_EXPERT, episodes=1, seeds=1, episode_length=16)
     out = tmp_path_factory.mktemp("mines") / spec.default_dir().name

@@ -12,9 +12,9 @@ import pytest
 from django.urls import reverse
 
 from tests.webapp.conftest import client_for
+from webapp.jobs.services import job_fail, job_finish, job_start
 from webapp.training.models import Checkpoint, EpisodeRecord, Evaluation, MetricPoint, TrainingRun
 from webapp.training.selectors import COMPARE_MAX_RUNS
-from webapp.training.services.evaluations import evaluation_fail, evaluation_finish
 
 pytestmark = pytest.mark.django_db
 
@@ -50,9 +50,15 @@ def evaluate(run: TrainingRun, user, own: dict | None, split: str = "validation"
     evaluation = Evaluation.objects.create(
         run=run, checkpoint=checkpoint, split=split, nb_episode=2, requested_by=user
     )
-    if own is None:
-        return evaluation_fail(evaluation_id=evaluation.pk, error="boom")
-    return evaluation_finish(evaluation_id=evaluation.pk, results={"ace": own, **baselines})
+    return evaluation_end(evaluation, None if own is None else {"ace": own, **baselines})
+
+
+def evaluation_end(evaluation: Evaluation, results: dict | None) -> Evaluation:
+    """What the worker records: the evaluation claimed, then finished with ``results`` (None: failed)."""
+    job_start(model=Evaluation, job_id=evaluation.pk, worker_token="t")
+    if results is None:
+        return job_fail(model=Evaluation, job_id=evaluation.pk, worker_token="t", error="boom")
+    return job_finish(model=Evaluation, job_id=evaluation.pk, worker_token="t", results=results)
 
 
 def _cell_text(html: str, row_id: str, column: int) -> str:

@@ -14,8 +14,9 @@ from django.conf import settings
 from ace_core.events import MetricsEvent
 from tests.webapp.conftest import communicator, socket_headers
 from webapp.live import broadcast
+from webapp.training.models import TrainingRun
 from webapp.training.services.events import metrics_record
-from webapp.training.services.worker import run_start
+from webapp.training.services.runs import run_start
 from webapp.training.worker.heartbeat import Heartbeat
 from webapp.training.worker.sink import WebEventSink
 
@@ -81,7 +82,7 @@ async def test_the_worker_sink_reaches_the_socket_through_redis(engineer, make_r
 
     def worker_side() -> None:
         run_start(run_id=run.pk, attempt=1, worker_token="t")
-        heartbeat = Heartbeat(run_id=run.pk, worker_token="t", interval=60)
+        heartbeat = Heartbeat(model=TrainingRun, job_id=run.pk, worker_token="t", interval=60)
         sink = WebEventSink(
             run_id=run.pk, heartbeat=heartbeat, publisher=broadcast.BackgroundPublisher.shared()
         )

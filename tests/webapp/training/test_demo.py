@@ -12,10 +12,11 @@ from django.core.management import call_command
 
 from tests.webapp.operations.conftest import run_feed
 from webapp.audit.models import AuditEntry
+from webapp.jobs.models import JobStatus
 from webapp.operations.models import LiveSession, SessionStep
 from webapp.operations.services import session_control
 from webapp.training.management.commands import demo
-from webapp.training.models import Checkpoint, Deployment, EpisodeRecord, MetricPoint, RunStatus, TrainingRun
+from webapp.training.models import Checkpoint, Deployment, EpisodeRecord, MetricPoint, TrainingRun
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +40,7 @@ def test_the_demo_deploys_a_policy_and_starts_one_live_session_once(demo_users):
 
     deployment = Deployment.objects.get()
     run = deployment.checkpoint.run
-    assert run.status == RunStatus.SUCCEEDED and run.label == "demo live policy (untrained)"
+    assert run.status == JobStatus.SUCCEEDED and run.label == "demo live policy (untrained)"
     assert run.env == "rte_case14_realistic" and Path(deployment.path).is_file()
     assert (session.label, session.env, session.scenario_index, session.speed_seconds, session.k) == (
         "demo",
@@ -86,7 +87,7 @@ def test_the_demo_trains_the_live_policy_when_none_is_deployed(demo_users, monke
     deployment = demo.live_policy_ensure(engineer=engineer, steps=300, log=printed.append)
 
     run = deployment.checkpoint.run
-    assert run.label == "demo live policy" and run.status == RunStatus.SUCCEEDED
+    assert run.label == "demo live policy" and run.status == JobStatus.SUCCEEDED
     assert run.total_steps == 300 and run.progress_step == 300 and run.config["llm"] == "none"
     assert deployment.checkpoint.step == 300 and Path(deployment.path).is_file()
     assert MetricPoint.objects.filter(run=run).count() == 3  # charts on the run's page
@@ -103,7 +104,7 @@ def test_the_demo_keeps_the_policy_an_engineer_deployed(demo_users, make_run, tm
 
     engineer = get_user_model().objects.get(username="engineer")
     run = make_run(env="l2rpn_case14_sandbox")
-    run.status = RunStatus.SUCCEEDED
+    run.status = JobStatus.SUCCEEDED
     run.save(update_fields=["status"])
     policy = untrained_policy("l2rpn_case14_sandbox", tmp_path / "policy.pt", hidden=32)
     deployed = checkpoint_deploy(

@@ -17,9 +17,10 @@ from django.core.management.base import CommandError
 
 from tests.webapp.operations.conftest import run_feed
 from webapp.audit.models import AuditEntry
+from webapp.jobs.models import JobStatus
 from webapp.operations.models import LiveSession, SessionStep
 from webapp.training.management.commands import demo
-from webapp.training.models import Deployment, RunStatus, TrainingRun
+from webapp.training.models import Deployment, TrainingRun
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV_36 = "l2rpn_neurips_2020_track1"
@@ -61,7 +62,7 @@ def test_a_policy_trained_beforehand_replaces_the_deployed_one_and_plays_a_test_
     run = deployment.checkpoint.run
     assert Deployment.objects.count() == 2 and TrainingRun.objects.count() == 2
     assert (
-        run.status == RunStatus.SUCCEEDED
+        run.status == JobStatus.SUCCEEDED
         and run.env == ENV_36
         and run.label == f"demo live policy ({policy_36})"
     )

@@ -22,10 +22,12 @@ from tests.webapp.conftest import client_for
 from tests.webapp.training.conftest import MINE_ENV, MINE_EXPERT
 from tests.webapp.training.test_tasks import work_off_queue
 from webapp.audit.models import AuditEntry
-from webapp.training.models import Mine, MineStatus
-from webapp.training.services.mines import mine_launch, mine_spec, mine_start
+from webapp.jobs.models import JobStatus
+from webapp.jobs.services import job_finish, job_start
+from webapp.training.models import Mine
+from webapp.training.services.mines import mine_launch, mine_spec
 from webapp.training.services.recovery import MINE_LOST, mines_recover_stale
-from webapp.training.worker.heartbeat import MineHeartbeat
+from webapp.training.worker.heartbeat import Heartbeat
 
 STALE = timedelta(seconds=30)
 
@@ -40,7 +42,7 @@ def _silent_for(mine: Mine, seconds: float) -> None:
 
 def _play_first_episode_then_die(mine: Mine) -> None:
     """What the dead worker did: mined one of the mine's episodes into its directory."""
-    from ace_core.mining import mine as run_mine
+    from ace_core.imitation.mining import mine as run_mine
 
     def log(text: str) -> None:
         if text.startswith("mined 1/"):
@@ -66,7 +68,7 @@ def test_a_silent_mine_is_failed_and_started_again_resumes_where_it_stopped(engi
         env=MINE_ENV, expert=MINE_EXPERT, seeds=2, episodes=1, episode_length=8, launched_by=engineer
     )
     # a worker claims it, mines one episode of two, and dies
-    mine_start(mine_id=mine.pk)
+    job_start(model=Mine, job_id=mine.pk, worker_token="dead")
     DBTaskResult.objects.filter(id=mine.task_id).update(status=TaskResultStatus.RUNNING)
     _play_first_episode_then_die(mine)
     assert len(list((Path(mine.out_dir) / "episodes").glob("*.npz"))) == 1
@@ -77,7 +79,7 @@ def test_a_silent_mine_is_failed_and_started_again_resumes_where_it_stopped(engi
 
     mine.refresh_from_db()
     assert (lost.mine_id, lost.name) == (mine.pk, mine.name)
-    assert mine.status == MineStatus.FAILED and mine.finished_at is not None
+    assert mine.status == JobStatus.FAILED and mine.finished_at is not None
     assert mine.error.startswith(f"{MINE_LOST} (no heartbeat since ") and "30 s allowed" in mine.error
     task = DBTaskResult.objects.get(id=mine.task_id)
     assert task.status == TaskResultStatus.FAILED
@@ -103,13 +105,13 @@ def test_a_silent_mine_is_failed_and_started_again_resumes_where_it_stopped(engi
     response = client.post(reverse("training:mine_launch"), again)
     assert response.status_code == 302
     restarted = Mine.objects.latest("id")
-    assert restarted.pk != mine.pk and restarted.status == MineStatus.QUEUED
+    assert restarted.pk != mine.pk and restarted.status == JobStatus.QUEUED
     assert (restarted.name, restarted.out_dir) == (mine.name, mine.out_dir)
 
     work_off_queue()
 
     restarted.refresh_from_db()
-    assert restarted.status == MineStatus.SUCCEEDED, restarted.error
+    assert restarted.status == JobStatus.SUCCEEDED, restarted.error
     assert restarted.heartbeat_at is not None and restarted.episodes_total == 2
     summary = (Path(mine.out_dir) / "summary.json").read_text()
     assert '"episodes": 2' in summary and '"episodes_played_now": 1' in summary  # resumed, not replayed
@@ -123,28 +125,28 @@ def test_the_watchdog_fails_a_silent_mine_and_leaves_a_queued_one(engineer, sett
     settings.GRIDACE_MINES_DIR = str(tmp_path / "mines")
     settings.GRIDACE_STALE_AFTER_SECONDS = 30
     running = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=1, episode_length=8, launched_by=engineer)
-    mine_start(mine_id=running.pk)
+    job_start(model=Mine, job_id=running.pk, worker_token="t")
     queued = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=2, episode_length=8, launched_by=engineer)
     _silent_for(running, 45)
     call_command("watchdog", "--once", verbosity=0)
-    assert Mine.objects.get(pk=running.pk).status == MineStatus.FAILED
-    assert Mine.objects.get(pk=queued.pk).status == MineStatus.QUEUED
+    assert Mine.objects.get(pk=running.pk).status == JobStatus.FAILED
+    assert Mine.objects.get(pk=queued.pk).status == JobStatus.QUEUED
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_mine_heartbeat_thread_stamps_a_running_mine(engineer, settings, tmp_path):
     settings.GRIDACE_MINES_DIR = str(tmp_path / "mines")
     mine = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=1, episode_length=8, launched_by=engineer)
-    mine_start(mine_id=mine.pk)
+    job_start(model=Mine, job_id=mine.pk, worker_token="t")
     _silent_for(mine, 45)
-    heartbeat = MineHeartbeat(mine_id=mine.pk, interval=0.05).start()
+    heartbeat = Heartbeat(model=Mine, job_id=mine.pk, worker_token="t", interval=0.05).start()
     try:
         silent_since = Mine.objects.get(pk=mine.pk).heartbeat_at
         deadline = time.monotonic() + 5
         while Mine.objects.get(pk=mine.pk).heartbeat_at == silent_since and time.monotonic() < deadline:
             time.sleep(0.02)
         assert mines_recover_stale(stale_after=STALE) == []  # stamped: the watchdog leaves it
-        assert Mine.objects.get(pk=mine.pk).status == MineStatus.RUNNING
+        assert Mine.objects.get(pk=mine.pk).status == JobStatus.RUNNING
     finally:
         heartbeat.stop()
 
@@ -153,24 +155,22 @@ def test_the_mine_heartbeat_thread_stamps_a_running_mine(engineer, settings, tmp
 def test_a_worker_back_from_a_freeze_leaves_its_failed_mine_and_the_new_one_alone(
     engineer, settings, tmp_path
 ):
-    from webapp.training.services.mines import mine_finish
-
     settings.GRIDACE_MINES_DIR = str(tmp_path / "mines")
     frozen = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=1, episode_length=8, launched_by=engineer)
-    mine_start(mine_id=frozen.pk)
+    job_start(model=Mine, job_id=frozen.pk, worker_token="frozen")
     _silent_for(frozen, 45)
     assert [r.mine_id for r in mines_recover_stale(stale_after=STALE)] == [frozen.pk]
     again = mine_launch(env=MINE_ENV, expert=MINE_EXPERT, seeds=1, episode_length=8, launched_by=engineer)
-    mine_start(mine_id=again.pk)
+    job_start(model=Mine, job_id=again.pk, worker_token="again")
     # the frozen worker wakes: its heartbeat tells it the mine is lost, and its finish changes nothing
-    heartbeat = MineHeartbeat(mine_id=frozen.pk, interval=0.05).start()
+    heartbeat = Heartbeat(model=Mine, job_id=frozen.pk, worker_token="frozen", interval=0.05).start()
     try:
-        assert heartbeat.lost.wait(5)
+        assert heartbeat.ownership_lost.wait(5)
     finally:
         heartbeat.stop()
-    assert mine_finish(mine_id=frozen.pk) is None
-    assert Mine.objects.get(pk=frozen.pk).status == MineStatus.FAILED
-    assert Mine.objects.get(pk=again.pk).status == MineStatus.RUNNING
+    assert job_finish(model=Mine, job_id=frozen.pk, worker_token="frozen") is None
+    assert Mine.objects.get(pk=frozen.pk).status == JobStatus.FAILED
+    assert Mine.objects.get(pk=again.pk).status == JobStatus.RUNNING
 
 
 @pytest.mark.django_db(transaction=True)
@@ -205,7 +205,7 @@ def test_a_worker_whose_mine_was_failed_mid_mine_stops_at_its_next_episode(engin
     assert [lost.mine_id for lost in failed] == [mine.pk]
     assert result == {"mine": mine.pk, "skipped": "mine is no longer running"}
     mine.refresh_from_db()
-    assert mine.status == MineStatus.FAILED and mine.error.startswith(MINE_LOST)  # the watchdog's
+    assert mine.status == JobStatus.FAILED and mine.error.startswith(MINE_LOST)  # the watchdog's
     assert mine.episodes_total == 8
     mined = len(list(episodes.glob("*.npz")))
     assert 1 <= mined < 8 and not list(episodes.glob("*.playing"))  # stopped early, nothing half-played

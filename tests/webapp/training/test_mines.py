@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from ace_core.mining import MineSpec
+from ace_core.imitation.mining import MineSpec
 from tests.webapp.conftest import client_for, tiny_config
 from tests.webapp.training.conftest import MINE_ENV
 from tests.webapp.training.test_tasks import work_off_queue
 from webapp.audit.models import AuditEntry
-from webapp.training.models import Mine, MineStatus, TrainingRun
+from webapp.jobs.models import JobStatus
+from webapp.training.models import Mine, TrainingRun
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +112,8 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
     assert response.status_code == 302 and response["Location"] == reverse(
         "training:mine_detail", args=[mine.name]
     )
-    assert (mine.status, mine.launched_by, mine.seeds, mine.episodes) == (MineStatus.QUEUED, engineer, 1, 1)
+    assert (mine.status, mine.launched_by) == (JobStatus.QUEUED, engineer)
+    assert (mine.spec["seeds"], mine.spec["episodes"], mine.spec["split"]) == (1, 1, "train")
     assert Path(mine.out_dir).parent == (tmp_path / "mines").resolve()
     entry = AuditEntry.objects.get(action="mine.launch")
     assert (entry.actor, entry.target_id, entry.after["expert"]) == (
@@ -119,13 +121,14 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
         str(mine.pk),
         "greedy:threshold=0.75",
     )
+    assert entry.after == {**mine.spec, "out_dir": mine.out_dir}  # every setting, as the row keeps it
     page = client_for(engineer).get(response["Location"])
     assert 'id="mine-progress"' in page.content.decode() and "js/mine_progress.js" in page.content.decode()
 
     work_off_queue()
 
     mine.refresh_from_db()
-    assert mine.status == MineStatus.SUCCEEDED, mine.error
+    assert mine.status == JobStatus.SUCCEEDED, mine.error
     assert mine.episodes_total == 1 and (Path(mine.out_dir) / "summary.json").is_file()
     progress = client_for(engineer).get(reverse("training:mine_progress", args=[mine.name])).json()
     assert progress == {
@@ -144,7 +147,7 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
     # under line attacks it is another mine, in the directory the command line would use
     attacked = client_for(engineer).post(reverse("training:mine_launch"), {**data, "opponent": "random-line"})
     assert attacked.status_code == 302
-    row = Mine.objects.get(opponent="random-line")
+    row = Mine.objects.get(spec__opponent="random-line")
     spec = MineSpec(
         env=MINE_ENV, expert="greedy:threshold=0.75", episodes=1, episode_length=8, opponent="random-line"
     )
@@ -154,14 +157,14 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
     )
     work_off_queue()
     row.refresh_from_db()
-    assert row.status == MineStatus.SUCCEEDED, row.error
+    assert row.status == JobStatus.SUCCEEDED, row.error
     assert json.loads((Path(row.out_dir) / "mine.json").read_text())["opponent"] == "random-line"
     page = client_for(engineer).get(reverse("training:mine_detail", args=[row.name])).content.decode()
     assert "line attacks: random-line" in page and '<dd id="mine-opponent">random-line</dd>' in page
     # heavier days are another mine too, mined as the command line's --demand-scale would
     heavy = client_for(engineer).post(reverse("training:mine_launch"), {**data, "demand_scale": "1.1"})
     assert heavy.status_code == 302
-    row = Mine.objects.get(demand_scale=1.1)
+    row = Mine.objects.get(spec__demand_scale=1.1)
     spec = MineSpec(
         env=MINE_ENV, expert="greedy:threshold=0.75", episodes=1, episode_length=8, demand_scale=1.1
     )
@@ -169,7 +172,7 @@ def test_starting_a_mine_through_the_form_runs_it_on_the_worker_and_lists_it(eng
     assert AuditEntry.objects.get(action="mine.launch", target_id=str(row.pk)).after["demand_scale"] == 1.1
     work_off_queue()
     row.refresh_from_db()
-    assert row.status == MineStatus.SUCCEEDED, row.error
+    assert row.status == JobStatus.SUCCEEDED, row.error
     assert json.loads((Path(row.out_dir) / "mine.json").read_text())["demand_scale"] == 1.1
     page = client_for(engineer).get(reverse("training:mine_detail", args=[row.name])).content.decode()
     assert "demand x1.1" in page and '<dd id="mine-demand">x1.1 (loads and productions)</dd>' in page
@@ -191,10 +194,10 @@ def test_a_mine_that_fails_on_the_worker_shows_its_error(engineer, settings, tmp
     response = client_for(engineer).post(reverse("training:mine_launch"), data)
     assert response.status_code == 302
     mine = Mine.objects.get()
-    assert mine.expert == f"greedy:actions={settings.GRIDACE_DATA_DIR / 'set.json'}"  # by its resolved path
+    assert mine.spec["expert"] == f"greedy:actions={settings.GRIDACE_DATA_DIR / 'set.json'}"  # resolved path
     work_off_queue()
     mine.refresh_from_db()
-    assert mine.status == MineStatus.FAILED and "is not an action set" in mine.error
+    assert mine.status == JobStatus.FAILED and "is not an action set" in mine.error
     page = client_for(engineer).get(reverse("training:mine_detail", args=[mine.name]))
     assert page.status_code == 200 and "is not an action set" in _text(page)
     assert 'id="mine-error"' in page.content.decode() and "failed" in _text(page)

@@ -10,7 +10,7 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
-from ace_core.recipes import DEFAULT_RECIPE, RECIPES
+from ace_core.training.recipes import DEFAULT_RECIPE, RECIPES
 from tests.webapp.conftest import client_for
 from webapp.training.models import TrainingRun
 

@@ -21,11 +21,11 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.models import AuditEntry
+from webapp.jobs.models import JobStatus
 from webapp.review.models import Refinement
-from webapp.training.models import Checkpoint, MetricPoint, RunStatus, TrainingRun
+from webapp.training.models import Checkpoint, MetricPoint, TrainingRun
 from webapp.training.services.recovery import runs_recover_stale
-from webapp.training.services.runs import run_cancel
-from webapp.training.services.worker import run_start
+from webapp.training.services.runs import run_cancel, run_start
 from webapp.training.worker.heartbeat import Heartbeat
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,7 +53,7 @@ class TestRecoveryService:
 
         assert recovery.outcome == "resumed"
         run.refresh_from_db()
-        assert (run.status, run.attempt, run.auto_resumes, run.resume) == (RunStatus.QUEUED, 2, 1, True)
+        assert (run.status, run.attempt, run.auto_resumes, run.resume) == (JobStatus.QUEUED, 2, 1, True)
         assert "worker w1 stopped sending heartbeats" in run.error and "step 100" in run.error
         assert DBTaskResult.objects.get(id=run.task_id).args_kwargs["kwargs"]["attempt"] == 2
         lost = DBTaskResult.objects.filter(status=TaskResultStatus.FAILED).get()
@@ -67,7 +67,7 @@ class TestRecoveryService:
         _silent_for(run, 45)
         [recovery] = runs_recover_stale(stale_after=timedelta(seconds=30))
         run.refresh_from_db()
-        assert recovery.outcome == "failed" and run.status == RunStatus.FAILED
+        assert recovery.outcome == "failed" and run.status == JobStatus.FAILED
         assert "no checkpoint had been written" in run.error
 
     def test_auto_resume_is_bounded(self, make_run):
@@ -86,7 +86,7 @@ class TestRecoveryService:
         _silent_for(run, 45)
         [recovery] = runs_recover_stale(stale_after=timedelta(seconds=30))
         assert recovery.outcome == "cancelled"
-        assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.CANCELLED
+        assert TrainingRun.objects.get(pk=run.pk).status == JobStatus.CANCELLED
 
     def test_the_watchdog_command_recovers_once(self, make_run, settings):
         settings.GRIDACE_STALE_AFTER_SECONDS = 30
@@ -94,7 +94,7 @@ class TestRecoveryService:
         run_start(run_id=run.pk, attempt=1, worker_token="t")
         _silent_for(run, 45)
         call_command("watchdog", "--once", verbosity=0)
-        assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.FAILED
+        assert TrainingRun.objects.get(pk=run.pk).status == JobStatus.FAILED
 
 
 @pytest.mark.django_db(transaction=True)
@@ -102,7 +102,7 @@ def test_heartbeat_thread_stamps_the_run_and_sees_a_cancel(make_run, engineer):
     run = make_run()
     run_start(run_id=run.pk, attempt=1, worker_token="t")
     _silent_for(run, 45)
-    heartbeat = Heartbeat(run_id=run.pk, worker_token="t", interval=0.05).start()
+    heartbeat = Heartbeat(model=TrainingRun, job_id=run.pk, worker_token="t", interval=0.05).start()
     try:
         run_cancel(run=run, user=engineer)
         deadline = time.monotonic() + 5
@@ -154,7 +154,7 @@ def test_sigkill_of_the_worker_mid_run_resumes_from_the_checkpoint_and_loses_no_
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
         "DATABASE_URL": f"postgres://{connection.settings_dict['USER']}@{connection.settings_dict['HOST']}:"
         f"{connection.settings_dict['PORT']}/{connection.settings_dict['NAME']}",
-        "GRIDACE_TRAINER": "ace_core.train.train",
+        "GRIDACE_TRAINER": "ace_core.training.run",
         "GRIDACE_RUNS_DIR": str(settings.GRIDACE_RUNS_DIR),
         "GRIDACE_HEARTBEAT_SECONDS": "0.5",
     }
@@ -174,7 +174,7 @@ def test_sigkill_of_the_worker_mid_run_resumes_from_the_checkpoint_and_loses_no_
     finally:
         if worker.poll() is None:
             worker.kill()
-    assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.RUNNING  # nobody told the database
+    assert TrainingRun.objects.get(pk=run.pk).status == JobStatus.RUNNING  # nobody told the database
 
     # Each refinement the sink stored before the kill is whole (its rounds came in the same
     # transaction), and the trainer numbers them in order: no gap means nothing half-written.
@@ -208,7 +208,7 @@ def test_sigkill_of_the_worker_mid_run_resumes_from_the_checkpoint_and_loses_no_
         if second.poll() is None:
             second.kill()
     run.refresh_from_db()
-    assert (run.status, run.attempt, run.progress_step) == (RunStatus.SUCCEEDED, 2, 400), run.error
+    assert (run.status, run.attempt, run.progress_step) == (JobStatus.SUCCEEDED, 2, 400), run.error
     points = list(MetricPoint.objects.filter(run=run).order_by("step"))
     assert [p.step for p in points] == list(range(50, 401, 50))
     count = int(points[-1].values["llm/refinements"])

@@ -12,12 +12,21 @@ from django_tasks_db.models import DBTaskResult
 from ace_core.errors import ConfigError
 from tests.webapp.conftest import tiny_config
 from webapp.audit.models import AuditEntry
+from webapp.jobs.models import JobStatus
+from webapp.jobs.services import job_heartbeat
 from webapp.training.errors import RunStateError
-from webapp.training.models import Checkpoint, Deployment, MetricPoint, RunStatus, TrainingRun
+from webapp.training.models import Checkpoint, Deployment, MetricPoint, TrainingRun
 from webapp.training.services.deployment import checkpoint_deploy
 from webapp.training.services.evaluations import evaluation_request
-from webapp.training.services.runs import run_cancel, run_launch, run_resume
-from webapp.training.services.worker import run_fail, run_finish, run_heartbeat, run_release, run_start
+from webapp.training.services.runs import (
+    run_cancel,
+    run_fail,
+    run_finish,
+    run_launch,
+    run_release,
+    run_resume,
+    run_start,
+)
 from webapp.training.worker.evaluation import agent_spec_for
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +35,7 @@ pytestmark = pytest.mark.django_db
 def test_launch_creates_a_queued_run_its_task_and_an_audit_entry(engineer):
     run = run_launch(config=tiny_config(seed=7), launched_by=engineer, label="first")
 
-    assert run.status == RunStatus.QUEUED
+    assert run.status == JobStatus.QUEUED
     assert run.config["seed"] == 7 and run.env == "l2rpn_case14_sandbox" and run.total_steps == 300
     assert run.out_dir.endswith(f"run-{run.pk}")
     task = DBTaskResult.objects.get(id=run.task_id)
@@ -56,7 +65,7 @@ def test_launch_refuses_a_bad_config_and_writes_nothing(engineer, overrides, nam
 
 def test_cancel_of_a_queued_run_is_immediate(make_run, engineer):
     run = run_cancel(run=make_run(), user=engineer)
-    assert run.status == RunStatus.CANCELLED and run.finished_at is not None
+    assert run.status == JobStatus.CANCELLED and run.finished_at is not None
     assert AuditEntry.objects.filter(
         action="run.cancel", before__status="queued", after__status="cancelled"
     ).exists()
@@ -66,11 +75,11 @@ def test_cancel_of_a_running_run_asks_the_worker_to_stop(make_run, engineer):
     run = make_run()
     run_start(run_id=run.pk, attempt=1, worker_token="t1")
     run = run_cancel(run=run, user=engineer)
-    assert run.status == RunStatus.RUNNING and run.cancel_requested
-    assert run_heartbeat(run_id=run.pk, worker_token="t1").cancel_requested
+    assert run.status == JobStatus.RUNNING and run.cancel_requested
+    assert job_heartbeat(model=TrainingRun, job_id=run.pk, worker_token="t1").cancel_requested
     with pytest.raises(RunStateError, match="already stopping"):
         run_cancel(run=run, user=engineer)
-    assert run_finish(run_id=run.pk, worker_token="t1").status == RunStatus.CANCELLED
+    assert run_finish(run_id=run.pk, worker_token="t1").status == JobStatus.CANCELLED
 
 
 def test_cancel_of_a_finished_run_is_refused(make_run, engineer):
@@ -94,17 +103,17 @@ def test_start_refuses_stale_tasks(make_run, engineer):
 def test_a_worker_that_lost_the_run_cannot_finish_or_fail_it(make_run):
     run = make_run()
     run_start(run_id=run.pk, attempt=1, worker_token="owner")
-    assert run_heartbeat(run_id=run.pk, worker_token="intruder").owned is False
+    assert job_heartbeat(model=TrainingRun, job_id=run.pk, worker_token="intruder").owned is False
     assert run_finish(run_id=run.pk, worker_token="intruder") is None
     assert run_fail(run_id=run.pk, worker_token="intruder", error="x") is None
-    assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert TrainingRun.objects.get(pk=run.pk).status == JobStatus.RUNNING
 
 
 def test_fail_records_the_reason(make_run):
     run = make_run()
     run_start(run_id=run.pk, attempt=1, worker_token="t")
     run = run_fail(run_id=run.pk, worker_token="t", error="RuntimeError: diverged")
-    assert run.status == RunStatus.FAILED and run.error == "RuntimeError: diverged"
+    assert run.status == JobStatus.FAILED and run.error == "RuntimeError: diverged"
 
 
 def _run_with_checkpoint(make_run, step: int = 100) -> TrainingRun:
@@ -124,7 +133,7 @@ def test_resume_queues_the_next_attempt_from_the_last_checkpoint(make_run, engin
     run_cancel(run=run, user=engineer)
     run_finish(run_id=run.pk, worker_token="t")
     run = run_resume(run=run, user=engineer)
-    assert (run.status, run.attempt, run.resume) == (RunStatus.QUEUED, 2, True)
+    assert (run.status, run.attempt, run.resume) == (JobStatus.QUEUED, 2, True)
     assert DBTaskResult.objects.get(id=run.task_id).args_kwargs["kwargs"] == {"run_id": run.pk, "attempt": 2}
     assert AuditEntry.objects.get(action="run.resume").after["from_step"] == 100
     # The new attempt rolls the charts back to the checkpoint.
@@ -140,13 +149,13 @@ def test_resume_refuses_active_runs_and_runs_without_checkpoint(make_run, engine
     run_cancel(run=run, user=engineer)
     with pytest.raises(RunStateError, match="wrote no checkpoint"):
         run_resume(run=run, user=engineer)
-    assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.CANCELLED
+    assert TrainingRun.objects.get(pk=run.pk).status == JobStatus.CANCELLED
 
 
 def test_release_on_worker_shutdown_queues_the_run_again(make_run):
     run = _run_with_checkpoint(make_run)
     run = run_release(run_id=run.pk, worker_token="t")
-    assert (run.status, run.attempt, run.resume) == (RunStatus.QUEUED, 2, True)
+    assert (run.status, run.attempt, run.resume) == (JobStatus.QUEUED, 2, True)
     assert "worker shut down" in run.error
 
 
@@ -211,9 +220,9 @@ def test_heartbeat_stamps_only_the_owner(make_run):
     run = run_start(run_id=make_run().pk, attempt=1, worker_token="t")
     long_ago = run.heartbeat_at - timedelta(minutes=5)
     TrainingRun.objects.filter(pk=run.pk).update(heartbeat_at=long_ago)
-    assert run_heartbeat(run_id=run.pk, worker_token="other").owned is False
+    assert job_heartbeat(model=TrainingRun, job_id=run.pk, worker_token="other").owned is False
     assert TrainingRun.objects.get(pk=run.pk).heartbeat_at == long_ago
-    assert run_heartbeat(run_id=run.pk, worker_token="t").owned
+    assert job_heartbeat(model=TrainingRun, job_id=run.pk, worker_token="t").owned
     assert TrainingRun.objects.get(pk=run.pk).heartbeat_at > long_ago
 
 

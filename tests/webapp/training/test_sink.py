@@ -11,17 +11,17 @@ import pytest
 
 from ace_core.events import MetricsEvent
 from tests.webapp.training.test_tasks import work_off_queue
+from webapp.jobs.models import JobStatus
 from webapp.live.broadcast import BackgroundPublisher
 from webapp.review.services import refinement_decide
-from webapp.training.models import MetricPoint, RunStatus, TrainingRun
-from webapp.training.services.runs import run_cancel
-from webapp.training.services.worker import run_start
+from webapp.training.models import MetricPoint, TrainingRun
+from webapp.training.services.runs import run_cancel, run_start
 from webapp.training.worker.heartbeat import Heartbeat
 from webapp.training.worker.sink import WebEventSink
 
 
 def _sink(run: TrainingRun, token: str = "t") -> WebEventSink:
-    heartbeat = Heartbeat(run_id=run.pk, worker_token=token, interval=60)
+    heartbeat = Heartbeat(model=TrainingRun, job_id=run.pk, worker_token=token, interval=60)
     return WebEventSink(run_id=run.pk, heartbeat=heartbeat, publisher=BackgroundPublisher.shared())
 
 
@@ -74,7 +74,7 @@ def test_sigterm_to_the_worker_checkpoints_and_queues_the_run_again(make_run):
     def terminate_once_running() -> None:
         for _ in range(500):
             current = TrainingRun.objects.get(pk=run.pk)
-            if current.status == RunStatus.RUNNING and current.progress_step >= 50:
+            if current.status == JobStatus.RUNNING and current.progress_step >= 50:
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
             threading.Event().wait(0.01)
@@ -88,6 +88,6 @@ def test_sigterm_to_the_worker_checkpoints_and_queues_the_run_again(make_run):
         for sig, handler in saved.items():
             signal.signal(sig, handler)
     run.refresh_from_db()
-    assert (run.status, run.attempt, run.resume) == (RunStatus.QUEUED, 2, True)
+    assert (run.status, run.attempt, run.resume) == (JobStatus.QUEUED, 2, True)
     assert 50 <= run.checkpoints.order_by("-id").first().step < 300
     assert "worker shut down" in run.error

@@ -13,15 +13,14 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from tests.webapp.conftest import client_for, local_llm
+from webapp.jobs.models import JobStatus
 from webapp.review.models import Refinement, RewardShaping
 from webapp.training.models import (
     Checkpoint,
     EpisodeRecord,
     Evaluation,
-    EvaluationStatus,
     FinetuneRecord,
     MetricPoint,
-    RunStatus,
     TrainingRun,
 )
 from webapp.training.services.evaluations import evaluation_request
@@ -54,7 +53,7 @@ def test_worker_runs_a_run_and_stores_every_event(make_run, tiny_llm_dir):
     work_off_queue()
 
     run = TrainingRun.objects.get(pk=run.pk)
-    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.status == JobStatus.SUCCEEDED, run.error
     assert run.progress_step == 300 and run.started_at and run.finished_at and run.heartbeat_at
     points = _metrics(run)
     assert [p.step for p in points] == [50, 100, 150, 200, 250, 300]
@@ -99,7 +98,7 @@ def test_a_trainer_error_fails_the_run_with_its_message(make_run, tmp_path):
     run = make_run(action_subset=str(subset))
     work_off_queue()
     run = TrainingRun.objects.get(pk=run.pk)
-    assert run.status == RunStatus.FAILED
+    assert run.status == JobStatus.FAILED
     assert run.error.startswith("ActionIndexError: ") and "66000" in run.error, run.error
     assert DBTaskResult.objects.get(id=run.task_id).status == TaskResultStatus.FAILED
 
@@ -110,7 +109,7 @@ def test_cancel_stops_the_trainer_at_its_next_step_and_resume_finishes_the_run(m
     def cancel_once_running() -> None:
         for _ in range(1000):
             current = TrainingRun.objects.get(pk=run.pk)
-            if current.status == RunStatus.RUNNING and current.progress_step >= 50:
+            if current.status == JobStatus.RUNNING and current.progress_step >= 50:
                 run_cancel(run=current, user=engineer)
                 return
             threading.Event().wait(0.02)
@@ -121,7 +120,7 @@ def test_cancel_stops_the_trainer_at_its_next_step_and_resume_finishes_the_run(m
     canceller.join()
 
     run = TrainingRun.objects.get(pk=run.pk)
-    assert run.status == RunStatus.CANCELLED
+    assert run.status == JobStatus.CANCELLED
     stopped_at = run.checkpoints.order_by("-id").first().step
     assert 50 <= stopped_at < 300  # stopped early, and checkpointed where it stopped
     assert json.loads((Path(run.out_dir) / "summary.json").read_text())["stopped"] is True
@@ -129,7 +128,7 @@ def test_cancel_stops_the_trainer_at_its_next_step_and_resume_finishes_the_run(m
     run_resume(run=run, user=engineer)
     work_off_queue()
     run = TrainingRun.objects.get(pk=run.pk)
-    assert (run.status, run.attempt, run.progress_step) == (RunStatus.SUCCEEDED, 2, 300)
+    assert (run.status, run.attempt, run.progress_step) == (JobStatus.SUCCEEDED, 2, 300)
     points = _metrics(run)
     assert [p.step for p in points] == [50, 100, 150, 200, 250, 300]  # no step drawn twice
     # the resumed trainer numbers refinements on from the checkpoint: none lost, none twice
@@ -147,7 +146,7 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
     )
     work_off_queue()
     evaluation.refresh_from_db()
-    assert evaluation.status == EvaluationStatus.SUCCEEDED, evaluation.error
+    assert evaluation.status == JobStatus.SUCCEEDED, evaluation.error
     results = evaluation.results
     assert set(results) == {"ace", "ace-checked", "do-nothing", "greedy"}
     assert results["ace"]["agent"] == f"sac:{run.out_dir}/checkpoint.pt"

@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from ace_core.config import config_fields, field_docs
 from tests.webapp.conftest import client_for, tiny_config
-from webapp.training.models import Checkpoint, Deployment, RunStatus, TrainingRun
-from webapp.training.services.worker import run_finish, run_start
+from webapp.jobs.models import JobStatus
+from webapp.training.models import Checkpoint, Deployment, TrainingRun
+from webapp.training.services.runs import run_finish, run_start
 
 pytestmark = pytest.mark.django_db
 
@@ -48,14 +49,23 @@ ACE_FIELDS = (
 
 def test_launch_page_groups_every_ace_setting_in_the_llm_section(engineer):
     response = client_for(engineer).get(reverse("training:run_launch"))
-    sections = {title: [f.name for f in fields] for title, fields in response.context["form"].sections()}
-    assert list(sections) == ["Environment", "Training", "LLM co-evolution (ACE)"]
+    form = response.context["form"]
+    sections = {title: [f.name for f in fields] for title, fields in form.advanced_groups()}
+    assert list(sections) == [
+        "Environment",
+        "Training",
+        "Expert anchor",
+        "Expert teacher",
+        "LLM co-evolution (ACE)",
+    ]
     llm, training = sections["LLM co-evolution (ACE)"], sections["Training"]
     assert set(ACE_FIELDS) <= set(llm) and not set(ACE_FIELDS) & set(training)
     assert {"gamma", "batch_size", "hidden", "learning_starts"} <= set(training)
+    assert sections["Expert anchor"] == ["anchor_mine", "anchor", "anchor_action_weight"]
+    assert sections["Expert teacher"] == [f.name for f in config_fields() if f.name.startswith("teacher_")]
     # every field once (the imitation start, budget and validation beside the recipe, the rest
     # under Advanced), each section in TrainConfig's order
-    main = [field.name for field in response.context["form"].main_fields()]
+    main = [field.name for field in form.main_fields()]
     assert {"pretrain_mine", "pretrain_epochs", "decisions", "validate_every"} <= set(main)
     names = [field.name for field in config_fields()]
     assert sorted(sum(sections.values(), main)) == sorted(names)
@@ -207,7 +217,7 @@ def test_admin_launches_a_run_with_the_same_checks(engineer):
     response = client.post(add_url, _form_data(label="via admin"))
     assert response.status_code == 302
     run = TrainingRun.objects.get()
-    assert run.label == "via admin" and run.status == RunStatus.QUEUED and run.task_id
+    assert run.label == "via admin" and run.status == JobStatus.QUEUED and run.task_id
 
 
 def test_admin_bulk_cancel(engineer, make_run):
@@ -218,4 +228,4 @@ def test_admin_bulk_cancel(engineer, make_run):
         follow=True,
     )
     assert response.status_code == 200
-    assert set(TrainingRun.objects.values_list("status", flat=True)) == {RunStatus.CANCELLED}
+    assert set(TrainingRun.objects.values_list("status", flat=True)) == {JobStatus.CANCELLED}

@@ -20,7 +20,12 @@ def create_role_groups(apps, schema_editor):
         wanted = []
         for dotted in perms:
             app_label, codename = dotted.split(".")
-            wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+            # permissions of models added later are granted by the migration that adds them
+            permission = Permission.objects.filter(
+                content_type__app_label=app_label, codename=codename
+            ).first()
+            if permission is not None:
+                wanted.append(permission)
         group.permissions.set(wanted)
 
 

@@ -13,14 +13,16 @@ from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
 from webapp.api.errors import ApiError
 from webapp.api.schemas import MetricsOut, RunLaunchIn, RunOut, RunPage
+from webapp.jobs.models import JobStatus
 from webapp.training import selectors
 from webapp.training.forms import TrainConfigForm
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.training.services import runs as run_services
+from webapp.validation import InputError, expert_spec
 
 router = Router(tags=["training"])
 
-RunStatusFilter = Literal[tuple(RunStatus.values)]  # type: ignore[valid-type]
+RunStatusFilter = Literal[tuple(JobStatus.values)]  # type: ignore[valid-type]
 MAX_METRIC_POINTS = 5_000
 
 
@@ -71,6 +73,12 @@ def _launch_form(payload: RunLaunchIn) -> TrainConfigForm:
             field=f"config.{unknown[0]}",
             accepted=", ".join(names),
         )
+    expert = payload.config.get("pretrain_expert")
+    if isinstance(expert, str):
+        try:
+            expert_spec(expert, "pretrain_expert")
+        except InputError as error:
+            raise ApiError(400, str(error), field="config.pretrain_expert") from None
     data = {name: form.fields[name].initial for name in names}
     data.update(payload.config)
     # unchecked boxes are absent from a form post: send False as absence

@@ -5,21 +5,14 @@ name is importable from here, whichever module holds it.
 ``decisions``     operators' decisions on the current step, alarm acknowledgements
 ``explanations``  LLM explanations of recommendations, asked and recorded
 ``figures``       the simulated figures an operator saw when deciding (kept with the decision)
-``worker``        what the feed worker writes: claims, heartbeats, each recorded step
+``feed``          what the live feed's worker writes: claims, heartbeats, each recorded step
 ``common``        what every write shares: the locked session row, change notices to consoles
 """
 
 from webapp.operations.services.common import COMMENT_MAX_LENGTH
 from webapp.operations.services.decisions import action_apply, alarm_acknowledge, recommendation_decide
 from webapp.operations.services.explanations import explanation_record, explanation_request
-from webapp.operations.services.sessions import (
-    CONTROL_COMMANDS,
-    K_RANGE,
-    SPEED_RANGE,
-    session_control,
-    session_start,
-)
-from webapp.operations.services.worker import (
+from webapp.operations.services.feed import (
     decisions_close,
     session_fail,
     session_heartbeat,
@@ -27,6 +20,13 @@ from webapp.operations.services.worker import (
     session_resumed,
     sessions_claim,
     step_record,
+)
+from webapp.operations.services.sessions import (
+    CONTROL_COMMANDS,
+    K_RANGE,
+    SPEED_RANGE,
+    session_control,
+    session_start,
 )
 
 __all__ = [

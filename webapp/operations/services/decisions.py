@@ -5,7 +5,7 @@ The session row is locked first, so of two operators accepting at the same momen
 wins (the database's conditional unique constraint is the second guard). Decisions are audited
 in the same transaction, with the simulated figures the operator saw (the card's or the what-if's,
 and the grid's N-1 status and look-ahead); the outcome of an applied decision is audited when the
-feed worker records the next step (:func:`webapp.operations.services.worker.step_record`).
+feed worker records the next step (:func:`webapp.operations.services.feed.step_record`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from django.db import transaction
 from webapp.operations.errors import OperationsError
 from webapp.operations.models import ExplanationStatus, LiveRecommendation
 from webapp.operations.services.common import locked_session, session_changed
+from webapp.operations.tasks import explain_recommendation
 
 
 @transaction.atomic
@@ -16,8 +17,6 @@ def explanation_request(
     *, session_id: int, recommendation_id: int, user: AbstractBaseUser
 ) -> LiveRecommendation:
     """Queue an LLM explanation of a recommendation (the ``explain`` queue; never on the feed's path)."""
-    from webapp.operations.tasks import explain_recommendation
-
     session = locked_session(session_id)
     rec = LiveRecommendation.objects.filter(pk=recommendation_id, session=session).first()
     if rec is None:

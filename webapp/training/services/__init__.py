@@ -1,10 +1,12 @@
-"""Writes for training runs (services). Views, admin, tasks and the event sink call these.
+"""Writes for training runs (services). Views, admin, tasks, the event sink and the worker call
+these; the lifecycle runs, evaluations and mines share (start, heartbeat, finish, fail) is
+:mod:`webapp.jobs.services`.
 
-``runs``        launch, cancel, resume (users' decisions, audited)
-``worker``      what a worker does to a run: claim it, heartbeat, finish or fail it
-``recovery``    stale-run recovery for runs whose worker died
+``runs``        launch, cancel, resume (users' decisions, audited); an attempt's start, finish,
+                failure and hand-back when its worker stops
+``recovery``    stale-job recovery for runs and mines whose worker died
 ``events``      rows from the trainer's events: metrics, episodes, checkpoints, fine-tunes
 ``deployment``  mark a checkpoint as the deployed policy
 ``evaluations`` evaluation of a run against the baselines
-``mines``       mines of expert decisions started from the web app (launch, audited; worker records)
+``mines``       mines of expert decisions started from the web app (launch, audited; episodes to play)
 """

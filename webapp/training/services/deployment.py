@@ -17,8 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from webapp.audit.services import audit_record
+from webapp.jobs.models import JobStatus
 from webapp.training.errors import RunStateError
-from webapp.training.models import Checkpoint, Deployment, RunStatus, TrainingRun
+from webapp.training.models import Checkpoint, Deployment, TrainingRun
 
 COMMENT_MAX_LENGTH = 500
 BEST_NAME = "best.pt"
@@ -35,7 +36,7 @@ def policy_path(checkpoint_path: Path) -> Path:
 @transaction.atomic
 def checkpoint_deploy(*, checkpoint: Checkpoint, user: AbstractBaseUser, comment: str = "") -> Deployment:
     run = TrainingRun.objects.select_for_update().get(pk=checkpoint.run_id)
-    if run.status != RunStatus.SUCCEEDED:
+    if run.status != JobStatus.SUCCEEDED:
         raise RunStateError(
             f"run {run.pk} is {run.status}; only checkpoints of succeeded runs can be deployed"
         )

@@ -1,35 +1,32 @@
 """Evaluating a finished run against the baseline agents (do-nothing, reconnect, greedy...).
 
-The worker runs :func:`ace_core.evaluate.evaluate` once for the run's policy and once per
-baseline, on the same held-out episodes, and stores each result under the agent's name.
+The worker runs :func:`ace_core.evaluation.runner.evaluate` once for the run's policy and once per
+baseline, on the same held-out episodes, and stores each result under the agent's name
+(:mod:`webapp.training.worker.evaluation`; it starts, finishes and fails the evaluation through
+the job lifecycle every job shares, :mod:`webapp.jobs.services`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from webapp.audit.services import audit_record
+from webapp.jobs.models import JobStatus
 from webapp.training.errors import RunStateError
-from webapp.training.models import Evaluation, EvaluationStatus, RunStatus, TrainingRun
-from webapp.training.services.events import jsonable
+from webapp.training.models import Evaluation, TrainingRun
+from webapp.training.tasks import evaluate_run
 
 SPLITS = ("validation", "test")
 MAX_EPISODES = 100
-ERROR_MAX_LENGTH = 4000
 
 
 @transaction.atomic
 def evaluation_request(
     *, run: TrainingRun, user: AbstractBaseUser, split: str, nb_episode: int
 ) -> Evaluation:
-    from webapp.training.tasks import evaluate_run
-
     run = TrainingRun.objects.select_for_update().get(pk=run.pk)
-    if run.status != RunStatus.SUCCEEDED:
+    if run.status != JobStatus.SUCCEEDED:
         raise RunStateError(f"run {run.pk} is {run.status}; only succeeded runs can be evaluated")
     if split not in SPLITS:
         raise RunStateError(f"split {split!r} is not accepted; choose one of: {', '.join(SPLITS)}")
@@ -38,7 +35,7 @@ def evaluation_request(
     checkpoint = run.checkpoints.order_by("-id").first()
     if checkpoint is None:
         raise RunStateError(f"run {run.pk} has no checkpoint to evaluate")
-    if run.evaluations.filter(status__in=(EvaluationStatus.QUEUED, EvaluationStatus.RUNNING)).exists():
+    if run.evaluations.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).exists():
         raise RunStateError(f"run {run.pk} already has an evaluation in progress; wait for it to finish")
     evaluation = Evaluation.objects.create(
         run=run, checkpoint=checkpoint, split=split, nb_episode=nb_episode, requested_by=user
@@ -57,34 +54,4 @@ def evaluation_request(
             "checkpoint_step": checkpoint.step,
         },
     )
-    return evaluation
-
-
-@transaction.atomic
-def evaluation_start(*, evaluation_id: int) -> Evaluation | None:
-    evaluation = Evaluation.objects.select_for_update().filter(pk=evaluation_id).first()
-    if evaluation is None or evaluation.status != EvaluationStatus.QUEUED:
-        return None
-    evaluation.status = EvaluationStatus.RUNNING
-    evaluation.save(update_fields=["status"])
-    return evaluation
-
-
-@transaction.atomic
-def evaluation_finish(*, evaluation_id: int, results: dict[str, Any]) -> Evaluation:
-    evaluation = Evaluation.objects.select_for_update().get(pk=evaluation_id)
-    evaluation.status = EvaluationStatus.SUCCEEDED
-    evaluation.results = jsonable(results)
-    evaluation.finished_at = timezone.now()
-    evaluation.save(update_fields=["status", "results", "finished_at"])
-    return evaluation
-
-
-@transaction.atomic
-def evaluation_fail(*, evaluation_id: int, error: str) -> Evaluation:
-    evaluation = Evaluation.objects.select_for_update().get(pk=evaluation_id)
-    evaluation.status = EvaluationStatus.FAILED
-    evaluation.error = error[:ERROR_MAX_LENGTH]
-    evaluation.finished_at = timezone.now()
-    evaluation.save(update_fields=["status", "error", "finished_at"])
     return evaluation

@@ -15,15 +15,15 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.services import audit_record
+from webapp.jobs.models import JobStatus
+from webapp.jobs.services import ERROR_MAX_LENGTH, jobs_stale
 from webapp.training.errors import WorkerLost
-from webapp.training.models import Mine, MineStatus, RunStatus, TrainingRun
-from webapp.training.services.mines import ERROR_MAX_LENGTH as MINE_ERROR_MAX_LENGTH
+from webapp.training.models import Mine, TrainingRun
 from webapp.training.services.runs import run_enqueue, run_status_announce
 
 logger = logging.getLogger(__name__)
@@ -72,13 +72,7 @@ def runs_recover_stale(
         stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
     if max_auto_resumes is None:
         max_auto_resumes = settings.GRIDACE_MAX_AUTO_RESUMES
-    cutoff = now - stale_after
-    stale = (
-        TrainingRun.objects.select_for_update(skip_locked=True)
-        .filter(status=RunStatus.RUNNING)
-        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
-        .order_by("id")
-    )
+    stale = jobs_stale(model=TrainingRun, now=now, stale_after=stale_after)
     return [
         _recover(run, now=now, stale_after=stale_after, max_auto_resumes=max_auto_resumes) for run in stale
     ]
@@ -97,7 +91,7 @@ def _recover(run: TrainingRun, *, now: datetime, stale_after: timedelta, max_aut
     _mark_task_lost(run.task_id, lost, now)
     if run.cancel_requested:
         outcome, reason = "cancelled", f"{lost} while stopping; run cancelled"
-        run.mark_ended(RunStatus.CANCELLED, now=now, error=reason)
+        run.mark_ended(JobStatus.CANCELLED, now=now, error=reason)
         run.save()
     elif checkpoint is not None and run.auto_resumes < max_auto_resumes:
         outcome = "resumed"
@@ -112,7 +106,7 @@ def _recover(run: TrainingRun, *, now: datetime, stale_after: timedelta, max_aut
             reason = f"{lost}; no checkpoint had been written, so it cannot resume"
         else:
             reason = f"{lost}; not resumed automatically again (already resumed {run.auto_resumes} times)"
-        run.mark_ended(RunStatus.FAILED, now=now, error=reason)
+        run.mark_ended(JobStatus.FAILED, now=now, error=reason)
         run.save()
     audit_record(
         actor=None,
@@ -137,28 +131,20 @@ def mines_recover_stale(
     now = now or timezone.now()
     if stale_after is None:
         stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
-    cutoff = now - stale_after
-    stale = (
-        Mine.objects.select_for_update(skip_locked=True)
-        .filter(status=MineStatus.RUNNING)
-        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
-        .order_by("id")
-    )
     recoveries = []
-    for mine in stale:
+    for mine in jobs_stale(model=Mine, now=now, stale_after=stale_after):
         last_seen = mine.heartbeat_at or mine.started_at
         reason = (
             f"{MINE_LOST} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
             f"{stale_after.total_seconds():g} s allowed)"
         )
         _mark_task_lost(mine.task_id, reason, now)
-        mine.status, mine.error, mine.finished_at = MineStatus.FAILED, reason[:MINE_ERROR_MAX_LENGTH], now
-        mine.save(update_fields=["status", "error", "finished_at"])
+        mine.save(update_fields=mine.mark_ended(JobStatus.FAILED, now=now, error=reason[:ERROR_MAX_LENGTH]))
         audit_record(
             actor=None,
             action="mine.recover.failed",
             target=mine,
-            before={"status": MineStatus.RUNNING, "heartbeat_at": last_seen.isoformat()},
+            before={"status": JobStatus.RUNNING, "heartbeat_at": last_seen.isoformat()},
             after={"status": mine.status},
             comment=reason,
         )

@@ -1,4 +1,11 @@
-"""Engineers' decisions on runs: launch, cancel, resume. Each is audited in the same transaction."""
+"""Training runs: engineers' decisions (launch, cancel, resume; each audited in the same
+transaction), and what the worker records of an attempt (start, finish, fail, release).
+
+The attempt's lifecycle is the one every job shares (:mod:`webapp.jobs.services`: it owns the run
+through its ``worker_token``; a worker that lost the run changes nothing); a run adds the roll-back
+of its charts when a new attempt starts, the hand-back to the queue when its worker stops, and a
+status message to its pages after every change.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +18,12 @@ from django.utils import timezone
 
 from ace_core.config import TrainConfig
 from webapp.audit.services import audit_record
+from webapp.jobs.models import JobStatus
+from webapp.jobs.services import job_fail, job_finish, job_owned, job_start
 from webapp.live import broadcast, run_messages
 from webapp.training.errors import RunStateError
-from webapp.training.models import RunStatus, TrainingRun
+from webapp.training.models import EpisodeRecord, MetricPoint, TrainingRun
+from webapp.training.tasks import train_run
 
 LABEL_MAX_LENGTH = 100
 
@@ -30,8 +40,6 @@ def run_status_announce(run: TrainingRun) -> None:
 def run_enqueue(run: TrainingRun) -> TrainingRun:
     """Put the run's current attempt on the ``training`` queue (inside the caller's transaction:
     with the database task backend the task row commits together with the run)."""
-    from webapp.training.tasks import train_run
-
     result = train_run.enqueue(run_id=run.pk, attempt=run.attempt)
     run.task_id = str(result.id)
     run.save(update_fields=["task_id"])
@@ -68,9 +76,9 @@ def run_cancel(*, run: TrainingRun, user: AbstractBaseUser) -> TrainingRun:
     and returns at the next step)."""
     run = TrainingRun.objects.select_for_update().get(pk=run.pk)
     before = _run_state(run)
-    if run.status == RunStatus.QUEUED:
-        run.save(update_fields=run.mark_ended(RunStatus.CANCELLED, now=timezone.now()))
-    elif run.status == RunStatus.RUNNING:
+    if run.status == JobStatus.QUEUED:
+        run.save(update_fields=run.mark_ended(JobStatus.CANCELLED, now=timezone.now()))
+    elif run.status == JobStatus.RUNNING:
         if run.cancel_requested:
             raise RunStateError(f"run {run.pk} is already stopping; wait for it to checkpoint and stop")
         run.cancel_requested = True
@@ -86,7 +94,7 @@ def run_cancel(*, run: TrainingRun, user: AbstractBaseUser) -> TrainingRun:
 def run_resume(*, run: TrainingRun, user: AbstractBaseUser | None, reason: str = "") -> TrainingRun:
     """Queue a cancelled or failed run again; it continues from its last checkpoint."""
     run = TrainingRun.objects.select_for_update().get(pk=run.pk)
-    if run.status not in (RunStatus.CANCELLED, RunStatus.FAILED):
+    if run.status not in (JobStatus.CANCELLED, JobStatus.FAILED):
         raise RunStateError(f"run {run.pk} is {run.status}; only cancelled or failed runs can be resumed")
     checkpoint = run.checkpoints.order_by("-id").first()
     if checkpoint is None:
@@ -105,5 +113,65 @@ def run_resume(*, run: TrainingRun, user: AbstractBaseUser | None, reason: str =
         after={**_run_state(run), "from_step": checkpoint.step},
         comment=reason,
     )
+    run_status_announce(run)
+    return run
+
+
+# --- what the worker records of an attempt ---
+
+
+@transaction.atomic
+def run_start(*, run_id: int, attempt: int, worker_token: str, worker_id: str = "") -> TrainingRun | None:
+    """Claim a queued run for this attempt; None when the task is stale (run cancelled meanwhile,
+    or a newer attempt was queued)."""
+    run = job_start(
+        model=TrainingRun, job_id=run_id, worker_token=worker_token, worker_id=worker_id, attempt=attempt
+    )
+    if run is None:
+        return None
+    if run.attempt > 1:
+        # The trainer rolls back to its last checkpoint (or starts over): charts drop what the
+        # earlier attempt drew after it. Refinements, shapings and fine-tunes stay (they are the
+        # review record).
+        checkpoint = run.checkpoints.order_by("-id").first() if run.resume else None
+        resume_step = checkpoint.step if checkpoint else 0
+        MetricPoint.objects.filter(run=run, step__gt=resume_step).delete()
+        EpisodeRecord.objects.filter(run=run, step__gt=resume_step).delete()
+        run.progress_step = resume_step
+        run.save(update_fields=["progress_step"])
+    run_status_announce(run)
+    return run
+
+
+@transaction.atomic
+def run_finish(*, run_id: int, worker_token: str) -> TrainingRun | None:
+    """The trainer returned: succeeded, or cancelled if a cancel was requested."""
+    run = job_finish(model=TrainingRun, job_id=run_id, worker_token=worker_token, resume=False)
+    if run is not None:
+        run_status_announce(run)
+    return run
+
+
+@transaction.atomic
+def run_fail(*, run_id: int, worker_token: str, error: str) -> TrainingRun | None:
+    run = job_fail(model=TrainingRun, job_id=run_id, worker_token=worker_token, error=error)
+    if run is not None:
+        run_status_announce(run)
+    return run
+
+
+@transaction.atomic
+def run_release(*, run_id: int, worker_token: str) -> TrainingRun | None:
+    """The worker is shutting down (SIGTERM) and the trainer checkpointed: queue the run again
+    so another worker continues it from that checkpoint."""
+    run = job_owned(model=TrainingRun, job_id=run_id, worker_token=worker_token)
+    if run is None:
+        return None
+    if run.cancel_requested:
+        return run_finish(run_id=run_id, worker_token=worker_token)
+    run.mark_requeued(reason="the worker shut down; queued again to continue from its last checkpoint")
+    run.resume = run.checkpoints.exists()
+    run.save()
+    run_enqueue(run)
     run_status_announce(run)
     return run

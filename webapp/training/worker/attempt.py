@@ -1,7 +1,7 @@
 """One attempt of a training run, as the ``train_run`` task runs it inside ``db_worker``.
 
 It claims the run, starts the heartbeat, calls the trainer (``settings.GRIDACE_TRAINER``, normally
-:func:`ace_core.train.train`) with the web event sink, and records how the attempt ended:
+:func:`ace_core.training.run`) with the web event sink, and records how the attempt ended:
 finished, failed, or handed back to the queue when the worker itself is stopping.
 """
 
@@ -22,7 +22,7 @@ from django.utils.module_loading import import_string
 from ace_core.config import TrainConfig
 from webapp.live.broadcast import BackgroundPublisher
 from webapp.training.models import TrainingRun
-from webapp.training.services.worker import run_fail, run_finish, run_release, run_start
+from webapp.training.services.runs import run_fail, run_finish, run_release, run_start
 from webapp.training.worker.heartbeat import Heartbeat
 from webapp.training.worker.sink import WebEventSink
 
@@ -65,7 +65,7 @@ def train_attempt(*, run_id: int, attempt: int, worker_id: str) -> dict[str, Any
     if run is None:
         return {"run": run_id, "attempt": attempt, "skipped": "run is no longer queued for this attempt"}
     heartbeat = Heartbeat(
-        run_id=run_id, worker_token=token, interval=settings.GRIDACE_HEARTBEAT_SECONDS
+        model=TrainingRun, job_id=run_id, worker_token=token, interval=settings.GRIDACE_HEARTBEAT_SECONDS
     ).start()
     publisher = BackgroundPublisher.shared()
     sink = WebEventSink(run_id=run_id, heartbeat=heartbeat, publisher=publisher)
@@ -103,4 +103,4 @@ def _train(run: TrainingRun, sink: WebEventSink, heartbeat: Heartbeat) -> None:
     # when present, is the latest state either way.
     resume = run.resume or (out_dir / CHECKPOINT_NAME).is_file()
     with stop_on_shutdown_signal(heartbeat.shutdown_requested):
-        trainer(config, sink, out_dir, resume=resume)
+        trainer(config, out_dir, sink, resume=resume)

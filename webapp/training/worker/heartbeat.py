@@ -1,10 +1,10 @@
-"""The worker's heartbeat: a thread that stamps the run (or the mine) every few seconds while it
-works, so that the watchdog tells a live worker from a dead one.
+"""The worker's heartbeat: a thread that stamps the job it runs (a run, a mine) every few seconds,
+so that the watchdog tells a live worker from a dead one.
 
-A run's heartbeat also carries the answers back: a requested cancel, or the loss of ownership
-(stale-run recovery handed the run to a new attempt), both make the sink ask the trainer to stop;
-so does the worker's own shutdown (SIGTERM), flagged by the task. A mine's stamps it and flags a
-mine that is no longer running (failed by the watchdog while its worker was frozen).
+The stamp (:func:`webapp.jobs.services.job_heartbeat`) also carries the answers back: the loss of
+the job (the watchdog failed it, or handed a run to a new attempt, while this worker was frozen)
+and, for a run, a requested cancel. Each sets a flag the work reads between steps; so does the
+worker's own shutdown (SIGTERM), flagged by the task.
 """
 
 from __future__ import annotations
@@ -14,26 +14,42 @@ import threading
 
 from django.db import close_old_connections, connection
 
-from webapp.training.services.mines import mine_heartbeat
-from webapp.training.services.worker import run_heartbeat
+from webapp.jobs.models import Job
+from webapp.jobs.services import job_heartbeat
 
 logger = logging.getLogger(__name__)
 
 
-class Beat:
-    """A daemon thread that calls :meth:`beat` every ``interval`` seconds until stopped; a failed
-    beat (a database hiccup) is logged and the next one retries."""
+class Heartbeat:
+    """A daemon thread that stamps the job every ``interval`` seconds until stopped; a failed
+    stamp (a database hiccup) is logged and the next one retries."""
 
-    def __init__(self, *, name: str, interval: float) -> None:
-        self.name = name
+    def __init__(self, *, model: type[Job], job_id: int, worker_token: str, interval: float) -> None:
+        self.model = model
+        self.job_id = job_id
+        self.worker_token = worker_token
         self.interval = interval
+        self.ownership_lost = threading.Event()
+        self.cancel_requested = threading.Event()
+        self.shutdown_requested = threading.Event()
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{name}", daemon=True)
+        name = f"heartbeat-{model.noun}-{job_id}"
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    @property
+    def should_stop(self) -> bool:
+        return any(
+            flag.is_set() for flag in (self.cancel_requested, self.ownership_lost, self.shutdown_requested)
+        )
 
     def beat(self) -> None:
-        raise NotImplementedError
+        reply = job_heartbeat(model=self.model, job_id=self.job_id, worker_token=self.worker_token)
+        if not reply.owned:
+            self.ownership_lost.set()
+        if reply.cancel_requested:
+            self.cancel_requested.set()
 
-    def start(self) -> Beat:
+    def start(self) -> Heartbeat:
         self._thread.start()
         return self
 
@@ -48,44 +64,6 @@ class Beat:
                     close_old_connections()
                     self.beat()
                 except Exception:  # a database hiccup must not kill the work; the next beat retries
-                    logger.exception("heartbeat of %s failed", self.name)
+                    logger.exception("heartbeat of %s %s failed", self.model.noun, self.job_id)
         finally:
             connection.close()
-
-
-class Heartbeat(Beat):
-    """A training run's heartbeat, which also sees a cancel or the loss of the run."""
-
-    def __init__(self, *, run_id: int, worker_token: str, interval: float) -> None:
-        super().__init__(name=f"run-{run_id}", interval=interval)
-        self.run_id = run_id
-        self.worker_token = worker_token
-        self.cancel_requested = threading.Event()
-        self.ownership_lost = threading.Event()
-        self.shutdown_requested = threading.Event()
-
-    @property
-    def should_stop(self) -> bool:
-        return any(
-            flag.is_set() for flag in (self.cancel_requested, self.ownership_lost, self.shutdown_requested)
-        )
-
-    def beat(self) -> None:
-        reply = run_heartbeat(run_id=self.run_id, worker_token=self.worker_token)
-        if not reply.owned:
-            self.ownership_lost.set()
-        if reply.cancel_requested:
-            self.cancel_requested.set()
-
-
-class MineHeartbeat(Beat):
-    """A mine's heartbeat, stamped while :func:`ace_core.mining.mine` waits on its Ray workers."""
-
-    def __init__(self, *, mine_id: int, interval: float) -> None:
-        super().__init__(name=f"mine-{mine_id}", interval=interval)
-        self.mine_id = mine_id
-        self.lost = threading.Event()
-
-    def beat(self) -> None:
-        if not mine_heartbeat(mine_id=self.mine_id):
-            self.lost.set()

@@ -1,6 +1,6 @@
 """A mine of expert decisions, as the ``mine_run`` task runs it inside ``db_worker``.
 
-:func:`ace_core.mining.mine` with Ray started on this machine and one Ray worker (a web-started
+:func:`ace_core.imitation.mining.mine` with Ray started on this machine and one Ray worker (a web-started
 mine shares the worker's machine with training runs). It resumes a mine that stopped: episodes
 already on disk are not played again. A heartbeat thread stamps the row while it mines, so that
 the watchdog fails the mine if this worker dies (:func:`~webapp.training.services.recovery.mines_recover_stale`).
@@ -11,14 +11,17 @@ leaves the row (and any mine started again since) as it is.
 from __future__ import annotations
 
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from webapp.training.services.mines import mine_fail, mine_finish, mine_spec, mine_start, mine_total
+from webapp.jobs.services import job_fail, job_finish, job_start
+from webapp.training.models import Mine
+from webapp.training.services.mines import mine_spec, mine_total
 from webapp.training.worker.attempt import error_text
-from webapp.training.worker.heartbeat import MineHeartbeat
+from webapp.training.worker.heartbeat import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -41,20 +44,23 @@ def episodes_to_play(spec: Any) -> int:
         env.close()
 
 
-def mine_attempt(*, mine_id: int) -> dict[str, Any]:
+def mine_attempt(*, mine_id: int, worker_id: str = "") -> dict[str, Any]:
     """Run a queued mine to its end; returns the task's result."""
-    from ace_core.mining import mine
+    from ace_core.imitation.mining import mine
 
-    row = mine_start(mine_id=mine_id)
+    token = uuid.uuid4().hex
+    row = job_start(model=Mine, job_id=mine_id, worker_token=token, worker_id=worker_id)
     if row is None:
         return {"mine": mine_id, "skipped": "mine is no longer queued"}
     spec = mine_spec(row)
-    heartbeat = MineHeartbeat(mine_id=mine_id, interval=settings.GRIDACE_HEARTBEAT_SECONDS).start()
+    heartbeat = Heartbeat(
+        model=Mine, job_id=mine_id, worker_token=token, interval=settings.GRIDACE_HEARTBEAT_SECONDS
+    ).start()
     try:
         mine_total(mine_id=mine_id, episodes_total=episodes_to_play(spec))
 
         def log(text: str) -> None:
-            if heartbeat.lost.is_set():
+            if heartbeat.ownership_lost.is_set():
                 raise MineLost(f"mine {mine_id} is no longer running; this worker stops")
             logger.info("mine %s: %s", mine_id, text)
 
@@ -65,10 +71,10 @@ def mine_attempt(*, mine_id: int) -> dict[str, Any]:
         return {"mine": mine_id, "skipped": "mine is no longer running"}
     except BaseException as error:
         heartbeat.stop()
-        mine_fail(mine_id=mine_id, error=error_text(error))
+        job_fail(model=Mine, job_id=mine_id, worker_token=token, error=error_text(error))
         raise
     heartbeat.stop()
-    if mine_finish(mine_id=mine_id) is None:
+    if job_finish(model=Mine, job_id=mine_id, worker_token=token) is None:
         logger.warning("mine %s finished after it was failed; its row is left as it is", mine_id)
         return {"mine": mine_id, "skipped": "mine is no longer running"}
     return {"mine": mine_id, "episodes": summary["episodes"], "decisions": summary["decisions"]}

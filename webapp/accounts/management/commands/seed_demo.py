@@ -1,4 +1,5 @@
-"""``manage.py seed_demo``: one user per role (operator, engineer, reviewer) for trying the site.
+"""``manage.py seed_demo``: one user per role (operator, engineer, reviewer, admin) for trying the
+site.
 
 The password comes from ``GRIDACE_DEMO_PASSWORD`` (or ``--password``); without one, a random
 password is generated and printed once. Existing users are left alone unless ``--reset``.
@@ -18,7 +19,7 @@ from webapp.accounts.services import role_groups_sync, user_create_with_role, us
 
 
 class Command(BaseCommand):
-    help = "Create the demo users operator, engineer and reviewer (one per role)."
+    help = "Create the demo users operator, engineer, reviewer and admin (one per role)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--password", default=os.environ.get("GRIDACE_DEMO_PASSWORD", ""))

@@ -1,4 +1,4 @@
-"""``manage.py live_feed``: the worker that steps live sessions (see webapp.operations.feed).
+"""``manage.py live_feed``: the worker that steps live sessions (see webapp.operations.worker.feed).
 
 Run one or more (on any machine sharing the database); each claims sessions nobody owns and
 resumes sessions whose worker stopped or died. Ctrl-C / SIGTERM hand the sessions back.
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from webapp.operations.feed import FeedWorker
+from webapp.operations.worker.feed import FeedWorker
 
 
 class Command(BaseCommand):

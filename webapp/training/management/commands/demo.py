@@ -49,12 +49,13 @@ from ace_core.errors import AceError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
 from webapp import children as child_processes
 from webapp.audit.services import audit_record
+from webapp.jobs.models import ACTIVE_STATUSES, JobStatus
 from webapp.operations.models import LIVE_STATUSES, LiveSession, SessionStatus
 from webapp.operations.selectors import first_test_scenario
 from webapp.operations.services import session_control, session_start
 from webapp.training.errors import RunStateError
 from webapp.training.management.commands.launch_run import parse_assignments
-from webapp.training.models import ACTIVE_STATUSES, Deployment, RunStatus, TrainingRun
+from webapp.training.models import Deployment, TrainingRun
 from webapp.training.selectors import deployment_current
 from webapp.training.services import events as event_services
 from webapp.training.services.deployment import checkpoint_deploy
@@ -107,7 +108,7 @@ def live_policy_ensure(*, engineer: AbstractBaseUser, steps: int, log=print) -> 
     deployment = deployment_current()
     if deployment is not None:
         return deployment
-    for run in TrainingRun.objects.filter(label=LIVE_POLICY_LABEL, status=RunStatus.SUCCEEDED).order_by(
+    for run in TrainingRun.objects.filter(label=LIVE_POLICY_LABEL, status=JobStatus.SUCCEEDED).order_by(
         "-id"
     ):
         checkpoint = run.checkpoints.order_by("-id").first()
@@ -130,7 +131,7 @@ def live_policy_ensure(*, engineer: AbstractBaseUser, steps: int, log=print) -> 
 def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> TrainingRun:
     """Train (or initialise) the policy, then record it as a succeeded run."""
     from ace_core.live import untrained_policy
-    from ace_core.train import train
+    from ace_core.training import run
 
     config = TrainConfig.from_dict({**LIVE_POLICY_RUN, "steps": max(steps, 1)}).validate()
     out_dir = _policy_dir()
@@ -138,7 +139,7 @@ def _live_policy_train(*, engineer: AbstractBaseUser, steps: int, log) -> Traini
     if steps > 0:
         log(f"training the live console's policy: {steps} steps of SAC on {config.env} (once)…")
         sink = MemorySink()
-        train(config, sink, out_dir)
+        run(config, out_dir, sink)
         events = sink.events
     else:
         log(f"live console's policy: freshly initialised weights for {config.env} (no training)")
@@ -188,7 +189,7 @@ def _policy_record(
             config=config.to_dict(),
             env=config.env,
             total_steps=total_steps,
-            status=RunStatus.SUCCEEDED,
+            status=JobStatus.SUCCEEDED,
             launched_by=engineer,
             out_dir=str(out_dir),
             started_at=started,
@@ -212,7 +213,7 @@ def live_policy_check(source: str) -> LivePolicy:
     """The policy at ``source`` (a checkpoint file or a run directory), loaded the way a live
     session loads it, on its own env (a few seconds for a 36-bus grid); a CommandError of one line
     that says what is wrong otherwise."""
-    from ace_core.agents import load_sac
+    from ace_core.agents.sac import load_sac
     from ace_core.checkpoint import BEST_NAME, CHECKPOINT_NAME, load_checkpoint, policy_file
     from ace_core.grid.envs import make_env
 
@@ -507,8 +508,8 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             run.refresh_from_db()
-            if run.status != RunStatus.QUEUED:
-                if run.status == RunStatus.FAILED:
+            if run.status != JobStatus.QUEUED:
+                if run.status == JobStatus.FAILED:
                     raise CommandError(f"the demo run failed: {run.error}")
                 return
             time.sleep(0.3)

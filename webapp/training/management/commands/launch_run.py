@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ace_core.config import TrainConfig, config_fields
 from ace_core.errors import ConfigError
-from ace_core.recipes import recipe_get
+from ace_core.training.recipes import recipe_get
 from webapp.training.services.runs import run_launch
 
 TRUE_WORDS = {"1", "true", "yes", "on"}

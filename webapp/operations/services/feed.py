@@ -1,9 +1,10 @@
-"""What a feed worker writes for the sessions it plays: claim them, stamp their heartbeat, close
-a step to decisions, record each grid step (settling the decision played to reach it), fail or
-release a session.
+"""What the live feed (:mod:`webapp.operations.worker.feed`) writes for the sessions it plays:
+claim them, stamp their heartbeat, close a step to decisions, record each grid step (settling the
+decision played to reach it), fail or release a session.
 
-A worker owns a session through its ``worker_token``; once another worker takes it over (the
-owner fell silent), the old owner's writes are refused with :class:`LostOwnershipError`.
+A feed worker owns a session through its ``worker_token`` and stamps its heartbeat as a training
+job's worker does (:func:`webapp.jobs.services.heartbeat_stamp`); once another worker takes it
+over (the owner fell silent), the old owner's writes are refused with :class:`LostOwnershipError`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from ace_core.live import StepResult, absolute_action, card_dict
 from webapp.audit.services import audit_record
+from webapp.jobs.services import heartbeat_stamp
 from webapp.live import session_messages
 from webapp.operations.errors import LostOwnershipError, OperationsError
 from webapp.operations.models import (
@@ -62,10 +64,7 @@ def sessions_claim(*, worker_token: str, limit: int = 8) -> list[int]:
 
 def session_heartbeat(*, session_id: int, worker_token: str) -> LiveSession:
     """Stamp the heartbeat and return the session's current settings (status, speed, steps asked)."""
-    updated = LiveSession.objects.filter(pk=session_id, worker_token=worker_token).update(
-        heartbeat_at=timezone.now()
-    )
-    if not updated:
+    if not heartbeat_stamp(model=LiveSession, pk=session_id, worker_token=worker_token):
         raise LostOwnershipError(f"session {session_id} is no longer owned by this worker")
     return LiveSession.objects.get(pk=session_id)
 

@@ -1,0 +1,136 @@
+"""Flags generated from dataclasses, so that a setting is declared once: TrainConfig's flat settings
+(``train``, ``experiment ablations``) and the fields of a command's own dataclass (``mine``'s
+MineSpec, ``pretrain`` and ``dagger``'s CloneConfig); and the parser pieces the commands share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ace_core.config import TrainConfig, config_fields
+from ace_core.config.checks import class_field_docs
+
+SPLITS = ("train", "validation", "test")
+
+
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends each argument's default, except to required ones and where the help already names
+    it (the config flags, whose argparse default is None so that only the flags given override
+    the config), and to flags without a default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.required or action.default is None or "(default: " in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A parser whose flags may be added on first use (``add_flags``): a command whose flags come
+    from a dataclass in a module that imports torch or grid2op (seconds) adds them only when it
+    is parsed or its help is shown, so the other commands never pay for that import."""
+
+    def __init__(
+        self, *args: Any, add_flags: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._add_flags = add_flags
+
+    def _with_flags(self) -> None:
+        if self._add_flags is not None:
+            add_flags, self._add_flags = self._add_flags, None
+            add_flags(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._with_flags()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._with_flags()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._with_flags()
+        return super().format_help()
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per flat setting of TrainConfig; each defaults to None, so that only the flags given
+    override the config (or the recipe)."""
+    for f in config_fields():
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f"{f.doc} (default: {f.default})".replace("%", "%%")
+        if f.type is bool:
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        else:
+            parser.add_argument(flag, dest=f.name, type=f.type, default=None, help=help_text)
+
+
+def config_from(args: argparse.Namespace) -> TrainConfig:
+    """The flags given, over the recipe named by ``--recipe`` if any, over TrainConfig's defaults."""
+    values = {f.name: getattr(args, f.name) for f in config_fields()}
+    explicit = {k: v for k, v in values.items() if v is not None}
+    if getattr(args, "recipe", None):
+        from ace_core.training.recipes import recipe_get
+
+        return recipe_get(args.recipe).config(**explicit)  # explicit flags override the recipe
+    return TrainConfig(**explicit)
+
+
+def add_dataclass_flags(
+    parser: argparse.ArgumentParser,
+    cls: type,
+    defaults: Mapping[str, Any] | None = None,
+    helps: Mapping[str, str | None] | None = None,
+    choices: Mapping[str, tuple] | None = None,
+) -> None:
+    """One flag per field of dataclass ``cls``, in its order (``--batch-size`` for ``batch_size``),
+    of the field's type, default and docstring; a field without a default is a required flag.
+    ``defaults``, ``helps`` (None: no help) and ``choices`` set a flag's own, by field name."""
+    defaults, helps, choices = defaults or {}, helps or {}, choices or {}
+    docs, hints = class_field_docs(cls), typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        name = field.name
+        default = defaults.get(name, field.default)
+        required = default is dataclasses.MISSING
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            type=_flag_type(hints[name]),
+            **({"required": True} if required else {"default": default}),
+            **({"choices": choices[name]} if name in choices else {}),
+            help=helps.get(name, docs.get(name)),
+        )
+
+
+def from_args(cls: type, args: argparse.Namespace, **values: Any):
+    """An instance of dataclass ``cls`` from its flags (:func:`add_dataclass_flags`): a flag left
+    at None keeps the field's default; ``values`` set fields of their own."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if f.name not in values}
+    return cls(**{name: value for name, value in given.items() if value is not None}, **values)
+
+
+def _flag_type(hint: Any) -> type:
+    """The type a flag parses to: the field's, without the None of an optional one."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        (hint,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return hint
+
+
+def add_episode_flags(parser: argparse.ArgumentParser) -> None:
+    """How evaluation episodes are played: under which line attacks, and how long."""
+    parser.add_argument(
+        "--opponent",
+        default="env",
+        help="line attacks: env (the env's own opponent), none, or random-line (grid2op's "
+        "RandomLineOpponent as in rte_case14_opponent)",
+    )
+    parser.add_argument(
+        "--episode-length", type=int, default=288, help="steps per scenario (288 = one day, 864 = three)"
+    )

@@ -1,0 +1,161 @@
+"""AgentSpec: every accepted spec reads into an AgentSpec and writes back as it was written."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ace_core.agents.deployed import deployed_checked, deployed_plain
+from ace_core.agents.spec import CHECKED_FLAGS, AgentSpec
+from ace_core.config.expert import ExpertConfig
+from ace_core.errors import AgentSpecError
+
+# a run directory or checkpoint: anything without a colon (a colon separates a spec's parts)
+paths = st.text(st.characters(blacklist_characters=":"), min_size=1, max_size=30)
+ks = st.none() | st.integers(1, 10**6)
+max_rhos = st.none() | st.floats(min_value=0, exclude_min=True, allow_infinity=False)
+
+
+def _setting(name: str, default) -> st.SearchStrategy[str]:
+    if isinstance(default, str):
+        values = st.text(st.characters(blacklist_characters=","), max_size=20)
+    elif isinstance(default, int):
+        values = st.integers(1, 10**6).map(str)
+    else:
+        values = st.floats(allow_nan=False, allow_infinity=False).map(repr)
+    return values.map(lambda value: f"{name}={value}")
+
+
+greedy_settings = st.one_of(
+    st.just(""),
+    st.integers(1, 10**6).map(str),
+    st.lists(
+        st.sampled_from(list(vars(ExpertConfig()))).flatmap(
+            lambda name: _setting(name, getattr(ExpertConfig(), name))
+        ),
+        min_size=1,
+        max_size=4,
+    ).map(",".join),
+)
+
+
+@st.composite
+def checked_specs(draw) -> AgentSpec:
+    stop = draw(max_rhos)
+    flags = {flag: draw(st.booleans()) for flag in CHECKED_FLAGS}
+    flags["expert"] = flags["expert"] and stop is not None  # the fallback needs a stop
+    return AgentSpec("sac-checked", draw(paths), k=draw(ks), stop=stop, act=draw(max_rhos), **flags)
+
+
+specs = st.one_of(
+    st.sampled_from([AgentSpec("do-nothing"), AgentSpec("reconnect")]),
+    st.builds(AgentSpec, st.just("greedy"), settings=greedy_settings),
+    st.builds(AgentSpec, st.just("sac"), paths, act=max_rhos),
+    st.builds(AgentSpec, st.just("sac-critic"), paths, k=ks, act=max_rhos),
+    checked_specs(),
+)
+
+
+@given(specs)
+def test_every_spec_reads_back_from_its_text(spec):
+    text = str(spec)
+    assert AgentSpec.parse(text) == spec
+    assert str(AgentSpec.parse(text)) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "do-nothing",
+        "reconnect",
+        "greedy",
+        "greedy:64",
+        "greedy:budget=500,lines=1",
+        "sac:runs/a",
+        "sac:runs/a:act=0.95",
+        "sac-critic:runs/a",
+        "sac-critic:runs/a:3:act=0.9",
+        "sac-checked:runs/a",
+        "sac-checked:runs/a:50:stop=0.95",
+        "sac-checked:runs/a:50:stop=0.9:act=0.95",
+        "sac-checked:runs/a:10:stop=1.0:expert",
+        "sac-checked:runs/a:3:stop=0.95:expert:revert:critic",
+        "sac-checked:runs/a:revert",
+    ],
+)
+def test_a_spec_written_in_order_is_written_back_as_it_is(text):
+    assert str(AgentSpec.parse(text)) == text
+
+
+def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit():
+    spec = AgentSpec.parse("sac-checked:runs/a:3:act=100:stop=0.95:critic:expert")
+    assert spec == AgentSpec("sac-checked", "runs/a", k=3, stop=0.95, act=100.0, expert=True, critic=True)
+    assert str(spec) == "sac-checked:runs/a:3:stop=0.95:act=100.0:expert:critic"
+    assert (
+        AgentSpec.parse("sac-checked:runs/a").top_k == 10 and AgentSpec.parse("sac-critic:runs/a").top_k == 1
+    )
+    assert AgentSpec.parse("sac:runs/a").act is None  # the run's own threshold
+    assert AgentSpec.parse("do-nothing:") == AgentSpec("do-nothing")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("clever", "unknown agent spec 'clever'; accepted: do-nothing, reconnect, greedy"),
+        ("sac:", "unknown agent spec 'sac:'"),
+        ("sac::act=0.9", "unknown agent spec 'sac::act=0.9'"),
+        ("do-nothing:x", "unknown agent spec 'do-nothing:x'"),
+        ("greedy:-3", "greedy budget '-3' must be a positive integer, e.g. greedy:64 (defaults: budget=3000"),
+        ("sac-critic:runs/a:0", "sac-critic K '0' must be a positive integer, e.g. sac-critic:runs/a:10"),
+        ("sac-checked:runs/a:0:stop=1.0", "sac-checked K '0' must be a positive integer"),
+        ("sac-checked:runs/a:3:expert", "sac-checked's expert fallback needs a stop"),
+        ("sac-checked:runs/a:3:stop=high", "sac-checked stop 'stop=high' must be a positive max rho"),
+        ("sac:runs/a:act=0", "sac 'act=0': one act=R with R a positive max rho"),
+        ("sac:runs/a:act=0.9:act=1.0", "sac 'act=0.9:act=1.0': one act=R with R a positive max rho"),
+    ],
+)
+def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, message):
+    with pytest.raises(AgentSpecError) as info:
+        AgentSpec.parse(text)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "kind, values, message",
+    [
+        ("wizard", {}, "unknown agent kind 'wizard'"),
+        ("sac", {}, "sac needs the path of a run directory or checkpoint"),
+        ("sac", {"path": "runs/a", "stop": 0.9}, "sac takes no stop"),
+        ("do-nothing", {"path": "runs/a"}, "do-nothing takes no path"),
+        ("sac-critic", {"path": "runs/a", "k": 0}, "sac-critic K 0 must be a positive integer"),
+        (
+            "sac-checked",
+            {"path": "runs/a", "act": math.inf},
+            "sac-checked act=inf must be a positive max rho",
+        ),
+        ("sac-checked", {"path": "runs/a", "expert": True}, "needs a stop"),
+        ("greedy", {"settings": "wide"}, "greedy setting 'wide' is not understood"),
+    ],
+)
+def test_a_spec_built_in_code_that_would_not_read_back_is_refused(kind, values, message):
+    with pytest.raises(AgentSpecError, match=message):
+        AgentSpec(kind, **values)
+
+
+def test_options_written_as_in_a_spec_are_read_as_one():
+    spec = AgentSpec.with_options("sac-checked", "runs/a/best.pt", "10:stop=1.0:expert")
+    assert spec == AgentSpec("sac-checked", "runs/a/best.pt", k=10, stop=1.0, expert=True)
+    assert AgentSpec.with_options("sac", "runs/a") == AgentSpec("sac", "runs/a")
+    with pytest.raises(AgentSpecError, match="positive max rho"):
+        AgentSpec.with_options("sac-checked", "runs/a", "10:stop=high")
+
+
+def test_each_grid_deploys_its_policy_with_the_check_its_validation_days_chose():
+    assert str(deployed_checked("rte_case14_realistic", "r/best.pt")) == "sac-checked:r/best.pt:50:stop=0.95"
+    assert (
+        str(deployed_checked("l2rpn_neurips_2020_track1", "r/best.pt"))
+        == "sac-checked:r/best.pt:50:stop=0.9:act=0.95"
+    )
+    assert str(deployed_plain("rte_case14_realistic", "r/best.pt")) == "sac:r/best.pt"
+    assert str(deployed_plain("l2rpn_neurips_2020_track1", "r/best.pt")) == "sac:r/best.pt:act=1.0"
