@@ -50,13 +50,17 @@ from ace_core.grid.action_set import save_action_set, write_json_atomic
 from ace_core.grid.action_space import cache_dir
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, SPLITS, Scenario
 from ace_core.imitation.data import join_episodes, save_npz_atomic
+from ace_core.imitation.mine_files import (  # noqa: F401 - MineError and episode_file are the mine's API
+    ACTION_SET,
+    SUMMARY,
+    MineError,
+    episode_file,
+    finished,
+    read_summary,
+)
+from ace_core.imitation.ray_mining import check_ray_address, run_with_ray, start_ray  # noqa: F401
 
 MINE_FORMAT = 1
-MAX_ATTEMPTS = 3
-
-
-class MineError(ConfigError):
-    """A mine that cannot run as asked: bad settings, unreachable cluster, a foreign directory."""
 
 
 @dataclass(frozen=True)
@@ -124,10 +128,6 @@ class MineSpec:
         return cache_dir() / "mines" / f"{self.env}-{self.split}-{self.digest()}"
 
 
-def episode_file(out: Path, scenario: Scenario, seed: int) -> Path:
-    return out / "episodes" / f"{scenario.name.replace('/', '_')}-seed{seed}.npz"
-
-
 class EpisodeWorker:
     """What a Ray actor holds: the action space, the expert's settings and the feature builder.
 
@@ -173,37 +173,6 @@ class EpisodeWorker:
             return play_episode(env, self.space, expert, self.features, scenario, seed, self.player)
         finally:
             env.close()
-
-
-def marker(path: Path) -> Path:
-    """``<episode>.npz.playing``: holds ``host pid`` of the worker playing that episode."""
-    return path.with_name(path.name + ".playing")
-
-
-def write_marker(path: Path, where: str) -> None:
-    """Name the worker playing ``path``'s episode, whole or not at all: whoever watches the
-    directory never reads a marker still being written."""
-    target = marker(path)
-    partial = target.with_name(target.name + ".tmp")
-    partial.write_text(where)
-    os.replace(partial, target)
-
-
-def check_ray_address(address: str) -> None:
-    """Fail at once (a few seconds) on a cluster address nothing answers; ray.init would wait minutes."""
-    if address == "auto":
-        return
-    host_port = address.removeprefix("ray://").rstrip("/")
-    host, _, port = host_port.rpartition(":")
-    if not host or not port.isdigit():
-        raise MineError(f"--ray-address {address!r} is not HOST:PORT, ray://HOST:PORT or auto")
-    try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as exc:
-        raise MineError(
-            f"no Ray cluster answers at {address} ({exc}); start one with `ray start --head` "
-            "or leave --ray-address out to mine on this machine"
-        ) from None
 
 
 def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, dict, dict | None]:
@@ -275,7 +244,7 @@ def claim_dir(out: Path, spec: MineSpec) -> bool:
             saved.pop("player_file", None)  # the player is keyed by content, wherever its file is
         if saved != spec.key():
             raise MineError(f"{out} holds a mine of other settings ({saved}); choose another --out")
-        return (out / "summary.json").exists()
+        return finished(out)
     if out.exists() and any(out.iterdir()):
         raise MineError(f"{out} exists and is not a mine directory; choose another --out")
     write_json_atomic(record(spec), settings)
@@ -296,7 +265,7 @@ def mine(
     created = not out.exists()
     if claim_dir(out, spec):
         log(f"reusing the complete mine in {out}")
-        return json.loads((out / "summary.json").read_text())
+        return read_summary(out)
     try:
         (out / "episodes").mkdir(exist_ok=True)
         todo = [(s, seed) for s, seed in episodes if not episode_file(out, s, seed).exists()]
@@ -304,92 +273,12 @@ def mine(
             f"mining {spec.env}: {len(episodes)} episodes, {len(episodes) - len(todo)} already on disk, {workers} workers"
         )
         started = time.perf_counter()
-        played = run_with_ray(spec, out, todo, features, workers, ray_address, log, player)
+        played = run_with_ray(EpisodeWorker, spec, out, todo, features, workers, ray_address, log, player)
         return finish(spec, out, space, episodes, played, time.perf_counter() - started)
     except BaseException:
         if created and not any((out / "episodes").glob("*.npz")):
             shutil.rmtree(out, ignore_errors=True)  # nothing mined: leave nothing behind
         raise
-
-
-def start_ray(workers: int, ray_address: str | None = None) -> None:
-    """Join the cluster at ``ray_address``, or start Ray here with ``workers`` CPUs."""
-    import ray
-
-    # local workers import this package the way the driver does
-    root = str(Path(__file__).resolve().parents[2])
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    # Ray starts its workers at niceness 15; a local mine is the job asked for, so its workers
-    # run at the driver's priority (on a busy machine niced workers got a tenth of a core)
-    os.environ.setdefault("RAY_worker_niceness", "0")
-    options = {"address": ray_address} if ray_address else {"num_cpus": workers}
-    ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
-
-
-def run_with_ray(spec, out: Path, todo, features, workers: int, ray_address, log, player=None) -> int:
-    """Play ``todo`` on ``workers`` Ray actors; returns how many episodes were played."""
-    if not todo:
-        return 0
-    import ray
-
-    for stale in (out / "episodes").glob("*.playing*"):  # and a marker cut short
-        stale.unlink()  # left by a mine that stopped: those episodes are played again
-    started_here = not ray.is_initialized()
-    if started_here:
-        start_ray(workers, ray_address)
-    actor_class = ray.remote(num_cpus=1)(EpisodeWorker)
-    pending = list(todo)
-    attempts: Counter = Counter()
-    running: dict = {}
-    player = ray.put(player) if player is not None else None  # sent once, shared by the workers
-    actors = [actor_class.remote(spec, features, player) for _ in range(min(workers, len(todo)))]
-    idle = list(actors)  # every actor ever started is in ``actors``, to be stopped at the end
-    done_count, decisions, clock = 0, 0, time.perf_counter()
-    try:
-        while pending or running:
-            while idle and pending:
-                scenario, seed = pending.pop(0)
-                actor = idle.pop()
-                path = episode_file(out, scenario, seed)
-                try:
-                    # who plays what, for whoever watches the directory
-                    write_marker(path, ray.get(actor.where.remote()))
-                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
-                    pass  # a worker dead before its first episode: play() below fails and is retried
-                running[actor.play.remote(scenario, seed)] = (actor, scenario, seed)
-            # a timeout, so that Ctrl-C reaches Python while workers play
-            ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
-            if not ready:
-                continue
-            actor, scenario, seed = running.pop(ready[0])
-            path = episode_file(out, scenario, seed)
-            try:
-                record = ray.get(ready[0])
-            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
-                marker(path).unlink(missing_ok=True)
-                attempts[(scenario, seed)] += 1
-                if attempts[(scenario, seed)] >= MAX_ATTEMPTS:
-                    raise MineError(
-                        f"episode {scenario.name} seed {seed} lost its worker {MAX_ATTEMPTS} times"
-                    ) from exc
-                log(f"a worker died playing {scenario.name} seed {seed}; giving it to a new worker")
-                pending.insert(0, (scenario, seed))
-                actors.append(actor_class.remote(spec, features, player))
-                idle.append(actors[-1])
-                continue
-            save_npz_atomic(path, **record)
-            marker(path).unlink(missing_ok=True)
-            done_count += 1
-            decisions += len(record["action"])
-            idle.append(actor)
-            rate = done_count / max(time.perf_counter() - clock, 1e-9) * 60
-            log(f"mined {done_count}/{len(todo)} episodes ({decisions} decisions, {rate:.1f} episodes/min)")
-    finally:
-        for actor in actors:
-            ray.kill(actor)
-        if started_here:
-            ray.shutdown()
-    return done_count
 
 
 def finish(spec: MineSpec, out: Path, space, episodes, played: int, seconds: float) -> dict:
@@ -407,7 +296,7 @@ def finish(spec: MineSpec, out: Path, space, episodes, played: int, seconds: flo
     dataset = join_episodes(records)
     topology = dataset["action"][dataset["action"] >= space.first_topology]
     counts = Counter(int(i) for i in topology)
-    action_set = save_action_set(space, list(counts.items()), len(topology), out / "action_set.json")
+    action_set = save_action_set(space, list(counts.items()), len(topology), out / ACTION_SET)
     save_npz_atomic(out / "dataset.npz", **dataset)
     summary = {
         "mine": record(spec),
@@ -425,5 +314,5 @@ def finish(spec: MineSpec, out: Path, space, episodes, played: int, seconds: flo
         "episode_seconds": float(sum(float(r["seconds"]) for r in records)),
         "seconds": seconds,
     }
-    write_json_atomic(summary, out / "summary.json")
+    write_json_atomic(summary, out / SUMMARY)
     return summary

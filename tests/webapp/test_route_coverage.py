@@ -171,14 +171,16 @@ def stand_in_recommendation(session):
 
 def stand_in_mine(launched_by):
     """A failed mine launch, for building the mine pages' URLs (its page shows the error)."""
+    from dataclasses import asdict
+
+    from ace_core.imitation.mining import MineSpec
     from webapp.training.models import Mine
 
+    spec = MineSpec(env="rte_case14_realistic", expert="greedy", seeds=1, episode_length=288)
     return Mine.objects.create(
         name="rte_case14_realistic-train-standin",
         env="rte_case14_realistic",
-        expert="greedy",
-        seeds=1,
-        episode_length=288,
+        spec=asdict(spec),
         status="failed",
         error="MineError: a stand-in",
         out_dir="/nowhere/rte_case14_realistic-train-standin",

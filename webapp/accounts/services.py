@@ -117,6 +117,11 @@ def security_log_prune() -> tuple[int, int]:
     return removed, SecurityEvent.objects.count()
 
 
+def _text(value: str, limit: int) -> str:
+    """What a client sent, storable: no NUL (Postgres text refuses it), at most ``limit`` long."""
+    return value.replace("\x00", "\\x00")[:limit]
+
+
 def _ip_or_none(address: str | None) -> str | None:
     try:
         return str(ipaddress.ip_address(address or ""))
@@ -141,10 +146,10 @@ def security_event_record(
     same = {
         "kind": kind,
         "status": status,
-        "method": method[:10],
-        "path": path[:300],
+        "method": _text(method, 10),
+        "path": _text(path, 300),
         "address": _ip_or_none(address),
-        "token_prefix": token_prefix[:16],
+        "token_prefix": _text(token_prefix, 16),
     }
     recent = SecurityEvent.objects.filter(
         last_at__gte=now - timedelta(seconds=SECURITY_MERGE_SECONDS), **same
@@ -154,7 +159,7 @@ def security_event_record(
         recent.filter(pk=event.pk).update(count=F("count") + 1, last_at=now)
         return event
     event = SecurityEvent.objects.create(
-        first_at=now, last_at=now, username=username[:150], detail=detail[:300], **same
+        first_at=now, last_at=now, username=_text(username, 150), detail=_text(detail, 300), **same
     )
     security_log_prune()
     return event

@@ -31,7 +31,8 @@ from ace_core.errors import ConfigError
 from ace_core.grid.demand import DEMAND_SCALE_RANGE
 from ace_core.grid.opponents import OPPONENTS
 from ace_core.training.recipes import RECIPES, recipe_get
-from webapp.training.selectors import COMPARE_MAX_RUNS, MineInfo, env_names, mine_by_path, mine_list
+from webapp.training.selectors import COMPARE_MAX_RUNS, env_names
+from webapp.training.selectors.mines import MineInfo, mine_by_path, mine_list
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
 from webapp.training.services.mines import MAX_EPISODE_LENGTH, MAX_SEEDS, check_expert
 from webapp.training.services.runs import LABEL_MAX_LENGTH
@@ -41,6 +42,7 @@ from webapp.validation import (
     AsciiIntegerField,
     InputError,
     confined_file,
+    expert_spec,
     model_reference,
 )
 
@@ -184,6 +186,7 @@ def confined_expert(value: str, name: str) -> str:
     gives the accepted syntax."""
     from ace_core.config.expert import parse_expert_spec
 
+    value = expert_spec(value, name)  # numbers as every number is read, the budget bounded
     kind, _, argument = value.strip().partition(":")
     try:
         actions = parse_expert_spec(argument).actions if kind == "greedy" else ""

@@ -30,6 +30,7 @@ from webapp.training.forms import (
     recipe_presets,
 )
 from webapp.training.models import TrainingRun
+from webapp.training.selectors import mines as mine_selectors
 from webapp.training.services.deployment import checkpoint_deploy
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.mines import mine_launch
@@ -120,7 +121,7 @@ class RunLaunchView(PermissionGate, View):
             messages.error(request, str(error))
             return _launch_page(request, TrainConfigForm(recipe=DEFAULT_RECIPE), status=400)
         if "mine" in request.GET:  # "train from this mine", on a mine's page
-            mine = selectors.mine_get(name=request.GET["mine"])
+            mine = mine_selectors.mine_get(name=request.GET["mine"])
             if mine is None:
                 messages.error(request, "no finished mine of that name; choose one on the mines page")
             else:
@@ -266,9 +267,9 @@ class MineListView(PermissionGate, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         context = {
-            "mines": selectors.mine_list(),
-            "launches": selectors.mine_launches(),
-            "roots": selectors.mine_roots(),
+            "mines": mine_selectors.mine_list(),
+            "launches": mine_selectors.mine_launches(),
+            "roots": mine_selectors.mine_roots(),
             "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
         }
         return render(request, "training/mine_list.html", context)
@@ -295,11 +296,11 @@ class MineLaunchView(PermissionGate, View):
         return render(request, "training/mine_launch.html", {"form": form}, status=400)
 
 
-def _mine_or_404(name: str) -> tuple[selectors.MineInfo | None, Any]:
+def _mine_or_404(name: str) -> tuple[mine_selectors.MineInfo | None, Any]:
     """The finished mine of that name and the newest launch of it; 404 when neither exists."""
     if "\x00" in name or len(name) > 200:  # no directory, nor any row, has such a name
         raise Http404("no mine of that name; choose one on the mines page")
-    info, launch = selectors.mine_get(name=name), selectors.mine_launch_latest(name=name)
+    info, launch = mine_selectors.mine_get(name=name), mine_selectors.mine_launch_latest(name=name)
     if info is None and launch is None:
         raise Http404("no mine of that name; choose one on the mines page")
     return info, launch
@@ -314,8 +315,8 @@ class MineDetailView(PermissionGate, View):
             "name": name,
             "info": info,
             "launch": launch,
-            "progress": selectors.mine_progress(mine=launch) if launch else None,
-            "top_actions": selectors.mine_top_actions(info=info) if info else [],
+            "progress": mine_selectors.mine_progress(mine=launch) if launch else None,
+            "top_actions": mine_selectors.mine_top_actions(info=info) if info else [],
             "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
         }
         return render(request, "training/mine_detail.html", context)
@@ -330,4 +331,4 @@ class MineProgressView(PermissionGate, View):
         info, launch = _mine_or_404(name)
         if launch is None:
             return JsonResponse({"name": name, "status": "succeeded", "finished": True, "error": ""})
-        return JsonResponse(selectors.mine_progress(mine=launch))
+        return JsonResponse(mine_selectors.mine_progress(mine=launch))

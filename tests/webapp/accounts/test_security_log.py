@@ -55,3 +55,11 @@ def test_the_command_drops_rows_older_than_the_retention(settings, capsys):
     call_command("security_log_prune")
     assert "1 rows removed, 1 kept" in capsys.readouterr().out
     assert list(SecurityEvent.objects.values_list("pk", flat=True)) == [new.pk]
+
+
+def test_nul_characters_a_client_sent_are_stored_escaped():
+    # found by fuzzing: GET /api/v1/sessions/%00/state was refused (422), and logging it failed
+    # on Postgres, which refuses NUL in text (500)
+    event = _refuse(path="/api/v1/sessions/\x00/state")
+    event.refresh_from_db()
+    assert event.path == "/api/v1/sessions/\\x00/state"

@@ -19,11 +19,13 @@ from ace_core.errors import ConfigError
 from ace_core.grid.demand import check_demand_scale
 from ace_core.grid.opponents import opponent_kwargs
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
+from ace_core.imitation.mine_files import finished
 from webapp.audit.services import audit_record
 from webapp.jobs.models import ACTIVE_STATUSES
 from webapp.training.errors import MineStateError
 from webapp.training.models import Mine
-from webapp.training.selectors import env_names, mines_dir
+from webapp.training.selectors import env_names
+from webapp.training.selectors.mines import mines_dir
 from webapp.training.tasks import mine_run
 
 if TYPE_CHECKING:
@@ -121,7 +123,7 @@ def mine_launch(
     active = Mine.objects.select_for_update().filter(name=out.name, status__in=ACTIVE_STATUSES)
     if active.exists():
         raise MineStateError(f"mine {out.name} is already {active.first().status}; follow it on its page")
-    if (out / "summary.json").is_file():
+    if finished(out):
         raise MineStateError(
             f"mine {out.name} is already finished with these settings; open it on the mines page"
         )

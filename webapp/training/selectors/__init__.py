@@ -3,15 +3,11 @@ rows newer than a cursor (the database relay used when there is no Redis)."""
 
 from __future__ import annotations
 
-import functools
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Greatest
@@ -25,7 +21,6 @@ from webapp.training.models import (
     Evaluation,
     FinetuneRecord,
     MetricPoint,
-    Mine,
     TrainingRun,
 )
 
@@ -376,182 +371,3 @@ def evaluation_comparison(*, runs: list[TrainingRun]) -> list[dict[str, Any]]:
         group["runs"].sort(key=lambda row: (order[row["run"].pk], -row["evaluation"].pk))
         group["baselines"] = sorted(group["baselines"].values(), key=lambda row: row["agent"])
     return list(groups.values())
-
-
-# --- mines of expert decisions (ace_core.imitation.mining): finished ones on disk, launches in rows ---
-
-MINE_TOP_ACTIONS = 25
-"""topology actions a mine's page lists, most played first"""
-
-
-def mines_dir() -> Path:
-    """Where the web app writes mines: ``GRIDACE_MINES_DIR``, else the cache that the trainer's
-    ``pretrain_mine=auto`` uses too (``$GRIDACE_CACHE_DIR/mines``)."""
-    if settings.GRIDACE_MINES_DIR:
-        return Path(settings.GRIDACE_MINES_DIR)
-    from ace_core.grid.action_space import cache_dir
-
-    return cache_dir() / "mines"
-
-
-def mine_roots() -> list[Path]:
-    """Folders whose sub-folders are listed as mines: the mines folder, then ``DATA_DIR/mines``."""
-    roots = [mines_dir().resolve(), (Path(settings.GRIDACE_DATA_DIR) / "mines").resolve()]
-    return list(dict.fromkeys(roots))
-
-
-@dataclass(frozen=True)
-class MineInfo:
-    """A finished mine as its files describe it (``summary.json`` and its ``mine`` settings)."""
-
-    name: str
-    path: str
-    env: str
-    expert: str
-    split: str
-    seeds: int
-    episodes: int
-    episode_length: int
-    opponent: str
-    """line attacks in the mined episodes: env (the env's own), none or random-line"""
-    demand_scale: float
-    """every load and production of the mined days times this (1: the days as they are)"""
-    decisions: int
-    topology_decisions: int
-    distinct_topologies: int
-    coverage: list[tuple[int, float]]
-    """(top N, share of the expert's topology decisions the N most played topologies cover)"""
-    steps: int
-    game_overs: int
-    seconds: float
-
-
-def expert_text(expert: Any) -> str:
-    """A mine's expert as a spec (``greedy`` plus the settings that differ from the defaults)."""
-    if not isinstance(expert, dict):
-        return str(expert)
-    from ace_core.config.expert import ExpertConfig
-
-    defaults = ExpertConfig().key()
-    changed = [f"{key}={value}" for key, value in expert.items() if defaults.get(key) != value]
-    return "greedy" + (":" + ",".join(changed) if changed else "")
-
-
-def _mine_info(folder: Path) -> MineInfo | None:
-    """The mine in ``folder``, or None when it is not a finished mine (no or a corrupt summary)."""
-    try:
-        summary = json.loads((folder / "summary.json").read_text())
-        spec = summary["mine"]
-        coverage = sorted((int(top), float(share)) for top, share in summary["coverage"].items())
-        return MineInfo(
-            name=folder.name,
-            path=str(folder),
-            env=str(spec["env"]),
-            expert=expert_text(spec["expert"]),
-            split=str(spec["split"]),
-            seeds=int(spec["seeds"]),
-            episodes=int(summary["episodes"]),
-            episode_length=int(spec["episode_length"]),
-            opponent=str(spec.get("opponent", "env")),  # mines made before opponents: the env's own
-            demand_scale=float(spec.get("demand_scale", 1.0)),  # and before demand scales: as they are
-            decisions=int(summary["decisions"]),
-            topology_decisions=int(summary["topology_decisions"]),
-            distinct_topologies=int(summary["distinct_topologies"]),
-            coverage=coverage,
-            steps=int(summary.get("steps", 0)),
-            game_overs=int(summary.get("game_overs", 0)),
-            seconds=float(summary.get("seconds", 0.0)),
-        )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def mine_list(*, env: str = "") -> list[MineInfo]:
-    """Finished mines under :func:`mine_roots` (of ``env`` when given), by env then name; a name
-    found in two roots is listed once, from the first."""
-    found: dict[str, MineInfo] = {}
-    for root in mine_roots():
-        if not root.is_dir():
-            continue
-        for folder in sorted(root.iterdir()):
-            if folder.name in found or not folder.is_dir():
-                continue
-            info = _mine_info(folder)
-            if info is not None and (not env or info.env == env):
-                found[folder.name] = info
-    return sorted(found.values(), key=lambda info: (info.env, info.name))
-
-
-def mine_get(*, name: str) -> MineInfo | None:
-    """The finished mine of that directory name; only listed mines are found (never a path)."""
-    return next((info for info in mine_list() if info.name == name), None)
-
-
-def mine_by_path(*, path: str) -> MineInfo | None:
-    """The finished mine whose directory is ``path`` (as listed: resolved)."""
-    return next((info for info in mine_list() if info.path == path), None)
-
-
-def mine_launches(*, limit: int = 50) -> list[Mine]:
-    """The mines started from the web app, newest first."""
-    return list(Mine.objects.select_related("launched_by").order_by("-created_at", "-id")[:limit])
-
-
-def mine_launch_latest(*, name: str) -> Mine | None:
-    return Mine.objects.select_related("launched_by").filter(name=name).order_by("-id").first()
-
-
-def mine_progress(*, mine: Mine) -> dict[str, Any]:
-    """How far a launched mine is: its status, the episodes on disk (``episodes/*.npz``) out of
-    those it plays, and its error when it failed."""
-    episodes = Path(mine.out_dir) / "episodes"
-    done = sum(1 for _ in episodes.glob("*.npz")) if episodes.is_dir() else 0
-    return {
-        "name": mine.name,
-        "status": mine.status,
-        "done": done,
-        "total": mine.episodes_total,
-        "finished": mine.status == JobStatus.SUCCEEDED,
-        "error": mine.error,
-    }
-
-
-@functools.lru_cache(maxsize=4)
-def _action_space(env: str) -> Any:
-    from ace_core.grid.action_space import build_action_space
-    from ace_core.grid.envs import make_env
-
-    grid = make_env(env, cache_chronics=False)
-    try:
-        return build_action_space(grid)
-    finally:
-        grid.close()
-
-
-def mine_top_actions(*, info: MineInfo, limit: int = MINE_TOP_ACTIONS) -> list[dict[str, Any]]:
-    """The mine's most played topology actions: index, times played, share of the expert's
-    topology decisions, and the action in words (empty when the env is not available here or
-    the set was mined on another action space)."""
-    try:
-        data = json.loads((Path(info.path) / "action_set.json").read_text())
-        pairs = [(int(index), int(count)) for index, count in data["actions"][:limit]]
-        fingerprint = data.get("fingerprint")
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    describe = None
-    try:
-        space = _action_space(info.env)
-        if space.fingerprint() == fingerprint:
-            describe = space.describe
-    except Exception:  # noqa: BLE001 -- an env missing here: the indices are still worth showing
-        describe = None
-    total = info.topology_decisions or 1
-    return [
-        {
-            "index": index,
-            "count": count,
-            "share": count / total,
-            "description": describe(index) if describe else "",
-        }
-        for index, count in pairs
-    ]
