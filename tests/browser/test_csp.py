@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from axes.models import AccessAttempt
 from django.core.management import call_command
 from django.utils import timezone
 
@@ -72,6 +73,10 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
         "rec": session.recommendations.first() or stand_in_recommendation(session),
         "token": token_create(user=get_user_model().objects.get(username="root"), name="csp")[0],
         "mine": stand_in_mine(get_user_model().objects.get(username="root")),
+        # a locked (username, address) pair, for the lockouts page's unlock URL
+        "attempt": AccessAttempt.objects.create(
+            username="someone", ip_address="10.9.9.9", user_agent="", failures_since_start=1
+        ),
     }
     return {name: _url(name, objects) for name in PAGES}
 
