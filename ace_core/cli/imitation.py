@@ -92,19 +92,27 @@ def add_pretrain(sub) -> None:
     pretrain.set_defaults(func=cmd_pretrain)
 
 
-def _pretrain_flags(pretrain: argparse.ArgumentParser) -> None:
+def _clone_inputs(parser: argparse.ArgumentParser, dataset_help: str) -> None:
+    """The grid and the mines a clone learns from, shared by ``pretrain`` and ``dagger``."""
+    parser.add_argument("--env", required=True)
+    parser.add_argument("--dataset", required=True, action="append", help=dataset_help)
+
+
+def _clone_settings(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:
+    """:class:`CloneConfig`'s flags and the policy's width, shared by ``pretrain`` and ``dagger``."""
     from ace_core.imitation.cloning import CloneConfig
 
-    pretrain.add_argument("--env", required=True)
-    pretrain.add_argument(
-        "--dataset",
-        required=True,
-        action="append",
-        help="a mine directory or its dataset.npz; repeat to clone on several mines (DAgger's aggregate)",
+    add_dataclass_flags(parser, CloneConfig, helps=helps)
+    parser.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
+
+
+def _pretrain_flags(pretrain: argparse.ArgumentParser) -> None:
+    _clone_inputs(
+        pretrain,
+        "a mine directory or its dataset.npz; repeat to clone on several mines (DAgger's aggregate)",
     )
     pretrain.add_argument("--out", required=True, help="run directory for checkpoint.pt and pretrain.json")
-    add_dataclass_flags(pretrain, CloneConfig, helps=PRETRAIN_HELP)
-    pretrain.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
+    _clone_settings(pretrain, PRETRAIN_HELP)
 
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
@@ -127,14 +135,9 @@ def add_dagger(sub) -> None:
 
 
 def _dagger_flags(dagger: argparse.ArgumentParser) -> None:
-    from ace_core.imitation.cloning import CloneConfig
-
-    dagger.add_argument("--env", required=True)
-    dagger.add_argument(
-        "--dataset",
-        required=True,
-        action="append",
-        help="the expert's mine (directory or dataset.npz), whose days every round plays again; "
+    _clone_inputs(
+        dagger,
+        "the expert's mine (directory or dataset.npz), whose days every round plays again; "
         "repeat to clone on further mines too (e.g. heavier days), which are not played again",
     )
     dagger.add_argument("--rounds", type=int, default=3, help="policy-played mines after the first clone")
@@ -148,8 +151,7 @@ def _dagger_flags(dagger: argparse.ArgumentParser) -> None:
         "--out", required=True, help="directory: round-K/, mine-K/, dagger.json, checkpoint.pt"
     )
     _add_ray_flags(dagger)
-    add_dataclass_flags(dagger, CloneConfig, helps=DAGGER_HELP)
-    dagger.add_argument("--hidden", type=int, default=256, help="width of the policy's hidden layers")
+    _clone_settings(dagger, DAGGER_HELP)
 
 
 def cmd_dagger(args: argparse.Namespace) -> int:
