@@ -71,6 +71,10 @@ ACCEPTED_BY_TYPE = {
     "dict_type": lambda ctx: "a JSON object",
     "model_attributes_type": lambda ctx: "a JSON object",
     "json_invalid": lambda ctx: "a JSON object",
+    "extra_forbidden": lambda ctx: "only the keys the API documents (see /api/v1/docs)",
+    "bool_type": lambda ctx: "true or false",
+    "string_type": lambda ctx: "text",
+    "float_type": lambda ctx: "a number",
 }
 
 

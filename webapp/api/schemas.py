@@ -10,13 +10,23 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Field, Schema
+from pydantic import ConfigDict
 
 from webapp.operations.services import COMMENT_MAX_LENGTH as DECISION_COMMENT_MAX_LENGTH
 from webapp.review.models import COMMENT_MAX_LENGTH as REVIEW_COMMENT_MAX_LENGTH
 from webapp.training.services.runs import LABEL_MAX_LENGTH
+from webapp.validation import DB_INT_MAX
 
 NO_NUL = r"^[^\x00]*$"
 """text a client sends must not hold NUL characters (PostgreSQL text cannot store them)"""
+
+
+class ClientInput(Schema):
+    """A body a client sends: typed strictly (``" 5"``, ``"+5"``, ``5.0`` and ``true`` are not
+    integers, as in the forms) and closed (an unknown key is refused with 422, naming it, rather
+    than ignored: ``{"confg": ...}`` must not launch a default run)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
 
 
 class PageMeta(Schema):
@@ -130,14 +140,16 @@ class RecommendationsOut(Schema):
     items: list[RecommendationOut]
 
 
-class RecommendationDecisionIn(Schema):
+class RecommendationDecisionIn(ClientInput):
     decision: Literal["accept", "reject"]
-    step: int = Field(description="the current step, as the recommendations endpoint gave it")
+    step: int = Field(
+        ge=0, le=DB_INT_MAX, description="the current step, as the recommendations endpoint gave it"
+    )
     comment: str = Field("", pattern=NO_NUL, max_length=DECISION_COMMENT_MAX_LENGTH)
 
 
-class WhatIfIn(Schema):
-    step: int = Field(ge=0, description="the step whose state the action is simulated from")
+class WhatIfIn(ClientInput):
+    step: int = Field(ge=0, le=DB_INT_MAX, description="the step whose state the action is simulated from")
     action: dict[str, Any] = Field(
         description='e.g. {"kind": "nothing"}, {"kind": "line", "line": 3, "status": "reconnect"}, '
         '{"kind": "topology", "substation": 4, "set": [[2, 2]]}, {"kind": "index", "index": 17}'
@@ -204,7 +216,7 @@ class RunPage(PageMeta):
     items: list[RunOut]
 
 
-class RunLaunchIn(Schema):
+class RunLaunchIn(ClientInput):
     label: str = Field("", pattern=NO_NUL, max_length=LABEL_MAX_LENGTH)
     config: dict[str, Any] = Field(
         default_factory=dict,
@@ -252,7 +264,7 @@ class RefinementPage(PageMeta):
     items: list[RefinementOut]
 
 
-class RefinementDecisionIn(Schema):
+class RefinementDecisionIn(ClientInput):
     decision: Literal["approve", "reject"]
     comment: str = Field("", pattern=NO_NUL, max_length=REVIEW_COMMENT_MAX_LENGTH)
 

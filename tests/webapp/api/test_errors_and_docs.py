@@ -141,3 +141,29 @@ def test_a_method_a_path_does_not_have_answers_405_in_the_error_shape(api_as, op
     response = api_as(operator).client.delete("/api/v1/me")
     body = assert_error_shape(response, 405)
     assert body["error"] == "DELETE is not allowed here" and body["accepted"] == response["Allow"] == "GET"
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "accepted"),
+    [
+        ({"confg": {"steps": 5}}, "confg", "only the keys the API documents (see /api/v1/docs)"),
+        ({"label": 5}, "label", "text"),
+        ({"label": "x", "config": [1]}, "config", "a JSON object"),
+    ],
+)
+def test_a_launch_with_an_unknown_key_or_a_loose_type_is_refused_and_launches_nothing(
+    api_as, engineer, body, field, accepted
+):
+    from webapp.training.models import TrainingRun
+
+    refused = assert_error_shape(api_as(engineer).post("/runs", body), 422)
+    assert (refused["field"], refused["accepted"]) == (field, accepted)
+    assert not TrainingRun.objects.exists()
+
+
+@pytest.mark.parametrize("step", [" 5", "+5", "5", 5.0, True, -1, 2**31])
+def test_a_step_is_a_plain_json_integer(api_as, operator, step):
+    refused = assert_error_shape(
+        api_as(operator).post("/sessions/1/what-if", {"step": step, "action": {"kind": "nothing"}}), 422
+    )
+    assert refused["field"] == "step"
