@@ -447,7 +447,10 @@ class Command(BaseCommand):
             self._wait_for_web(url, children[0])
             run = None if no_run else self._launch(assignments)
             self.stdout.write(self.style.SUCCESS(f"\nGridACE is running at {url}"))
-            self.stdout.write("log in as engineer (training runs), reviewer (review queue) or operator")
+            self.stdout.write(
+                "log in as engineer (training runs), reviewer (review queue), operator (live console) "
+                "or admin (users, roles, lockouts)"
+            )
             if run is not None:
                 self.stdout.write(f"demo run {run.pk}: {url}runs/{run.pk}/")
             if live is not None:
