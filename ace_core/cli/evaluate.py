@@ -7,7 +7,14 @@ import argparse
 import json
 from pathlib import Path
 
-from ace_core.cli.flags import SPLITS, DefaultsFormatter, add_config_flags, add_episode_flags, config_from
+from ace_core.cli.flags import (
+    SPLITS,
+    DefaultsFormatter,
+    add_config_flags,
+    add_episode_flags,
+    add_fanout_flags,
+    config_from,
+)
 from ace_core.errors import ConfigError
 
 AGENT_SPECS = (
@@ -27,6 +34,7 @@ def add_evaluate(sub) -> None:
     evaluate.add_argument("--seeds", type=int, default=1, help="run each scenario with seeds 0..N-1")
     evaluate.add_argument("--out", default=None, help="directory for EpisodeData and report.json")
     add_episode_flags(evaluate)
+    add_fanout_flags(evaluate)
     evaluate.add_argument("--score", action="store_true", help="add grid2op's L2RPN 2020 score")
     evaluate.add_argument("--verbose", action="store_true", help="print every episode")
     evaluate.set_defaults(func=cmd_evaluate)
@@ -46,6 +54,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         score=args.score,
         opponent=args.opponent,
         episode_length=args.episode_length,
+        demand_scale=args.demand_scale,
+        workers=args.workers,
+        ray_address=args.ray_address,
     )
     if not args.verbose:
         report = {k: v for k, v in report.items() if k != "episodes"}
@@ -56,11 +67,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def add_experiment(sub) -> None:
     experiment = sub.add_parser(
         "experiment",
-        help="run the ACE ablations or compare agents (see ace_core/evaluation/ablations.py, compare.py)",
+        help="run the ACE ablations, compare agents, or the stress table (ace_core/evaluation/)",
     )
-    which = experiment.add_subparsers(dest="which", required=True, metavar="{ablations,table}")
+    which = experiment.add_subparsers(dest="which", required=True, metavar="{ablations,table,stress}")
     _add_ablations(which)
     _add_table(which)
+    _add_stress(which)
 
 
 def _add_ablations(which) -> None:
@@ -121,6 +133,7 @@ def _add_table(which) -> None:
         "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
     )
     add_episode_flags(table)
+    add_fanout_flags(table)
     table.add_argument("--out", required=True, help="directory: one report per agent, table.csv, table.md")
     table.set_defaults(func=cmd_table)
 
@@ -141,6 +154,67 @@ def cmd_table(args: argparse.Namespace) -> int:
         args.opponent,
         args.episode_length,
         command_line(),
+        demand_scale=args.demand_scale,
+        workers=args.workers,
+        ray_address=args.ray_address,
     )
     print(json.dumps(rows, indent=2))
     return 0
+
+
+def _add_stress(which) -> None:
+    from ace_core.evaluation.stress import ROW_NAMES
+
+    stress = which.add_parser(
+        "stress",
+        help="every agent on ordinary, heavier and attacked days: stress.csv and stress.md",
+        formatter_class=DefaultsFormatter,
+    )
+    stress.add_argument("--env", required=True)
+    stress.add_argument(
+        "--agents",
+        default="do-nothing,reconnect,greedy",
+        help="comma-separated agent specs, as experiment table takes them "
+        "(add sac:RUN and sac-checked:RUN for the plain and checked policy)",
+    )
+    stress.add_argument(
+        "--rows",
+        default="",
+        help=f"comma-separated rows (default: all the grid can play): {', '.join(ROW_NAMES)}",
+    )
+    stress.add_argument(
+        "--split", default="test", choices=SPLITS, help="validation to choose, test to report"
+    )
+    stress.add_argument("--seeds", type=int, default=1, help="run each scenario with grid seeds 0..N-1")
+    stress.add_argument(
+        "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
+    )
+    stress.add_argument(
+        "--episode-length", type=int, default=288, help="steps per scenario (288 = one day, 864 = three)"
+    )
+    stress.add_argument("--out", required=True, help="directory: a table per row, stress.csv, stress.md")
+    add_fanout_flags(stress)
+    stress.set_defaults(func=cmd_stress)
+
+
+def cmd_stress(args: argparse.Namespace) -> int:
+    from ace_core.evaluation.ablations import command_line
+    from ace_core.evaluation.stress import run_stress
+
+    if args.seeds < 1:
+        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    cells = run_stress(
+        args.env,
+        args.agents,
+        Path(args.out),
+        rows=args.rows,
+        split=args.split,
+        seeds=tuple(range(args.seeds)),
+        nb_episode=args.episodes,
+        episode_length=args.episode_length,
+        command=command_line(),
+        workers=args.workers,
+        ray_address=args.ray_address,
+    )
+    print((Path(args.out) / "stress.md").read_text())
+    return 0 if cells else 2

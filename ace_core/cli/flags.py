@@ -124,13 +124,34 @@ def _flag_type(hint: Any) -> type:
 
 
 def add_episode_flags(parser: argparse.ArgumentParser) -> None:
-    """How evaluation episodes are played: under which line attacks, and how long."""
+    """How evaluation episodes are played: under which line attacks, how heavy, and how long."""
     parser.add_argument(
         "--opponent",
         default="env",
-        help="line attacks: env (the env's own opponent), none, or random-line (grid2op's "
-        "RandomLineOpponent as in rte_case14_opponent)",
+        help="line attacks: env (the env's own opponent), none, random-line (grid2op's "
+        "RandomLineOpponent as in rte_case14_opponent: one 4-hour attack a day) or storm (a 2-hour "
+        "attack every 4 hours); settings after a colon, e.g. storm:cooldown=36,duration=12 "
+        "(steps), budget (per step), initial",
+    )
+    parser.add_argument(
+        "--demand-scale",
+        type=float,
+        default=1.0,
+        help="multiply every load and production of the days played (1.05: 5%% heavier; 0.8 to 1.3)",
     )
     parser.add_argument(
         "--episode-length", type=int, default=288, help="steps per scenario (288 = one day, 864 = three)"
+    )
+
+
+def add_fanout_flags(parser: argparse.ArgumentParser) -> None:
+    """Where evaluation episodes are played: here, or on Ray actors (the figures are the same)."""
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="Ray worker processes for the episodes (1: in this process, without Ray)",
+    )
+    parser.add_argument(
+        "--ray-address", default=None, help="HOST:PORT, ray://HOST:PORT or auto to play on a Ray cluster"
     )

@@ -74,7 +74,7 @@ class TrainConfig:
     episode_length: int = grouped(ENVIRONMENT, 288)
     """steps per train and validation episode (288 = one day, 864 = three): the chronics are cut into episodes this long and the split follows the cut, so with 864 a run trains and validates on three-day episodes, none of whose days lie in the three-day test split"""
     opponent: str = grouped(ENVIRONMENT, "env")
-    """line attacks in the train episodes (ace_core/grid/opponents.py): env (the env's own), none, or random-line (grid2op's RandomLineOpponent); validation days are played as the env is, so the best checkpoint is chosen on the days the policy is judged on"""
+    """line attacks in the train episodes (ace_core/grid/opponents.py): env (the env's own), none, random-line (grid2op's RandomLineOpponent, one attack a day) or storm (one every 4 hours), with settings after a colon (storm:cooldown=36); validation days are played as the env is, so the best checkpoint is chosen on the days the policy is judged on"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     init_from: str = ""

@@ -1,7 +1,8 @@
 """Evaluation through grid2op's Runner: EpisodeData on disk and a JSON report.
 
 Each scenario of the chosen split runs once per seed with ``Runner.run`` (its own folder, since
-the Runner names episode folders by chronic and our scenarios cut one chronic into many); the
+the Runner names episode folders by chronic and our scenarios cut one chronic into many), in this
+process or on Ray actors (``workers``, ``ray_address``: :mod:`ace_core.evaluation.episodes`); the
 EpisodeData it writes opens with ``grid2op.Episode.EpisodeData.from_disk``. The report gives per
 episode steps survived and reward, the mean survival fraction, decision time p50/p95 and simulate
 calls (in all and per step), the agent's decisions (steps where max rho reached its threshold)
@@ -9,9 +10,10 @@ with the share of them that changed the grid (``real_action_share``: a topology 
 the current topology is played as do-nothing and counted in ``folded_noops``), and (``score=True``) grid2op's own L2RPN 2020 score (see :mod:`ace_core.evaluation.score`).
 
 ``opponent`` picks the line attacks (:mod:`ace_core.grid.opponents`: ``env``, the env's own;
-``none``; ``random-line``): the Runner builds its env from ``env.get_params_for_runner()``, so it
-plays under the same attacks, and each episode reports the attacks it saw (``attacks``, from the
-Runner's EpisodeData). ``episode_length`` cuts the chronics into episodes of that many steps (288 =
+``none``; ``random-line``; ``storm``, with their settings): the Runner builds its env from
+``env.get_params_for_runner()``, so it plays under the same attacks and the same ``demand_scale``
+(every load and production multiplied, :mod:`ace_core.grid.demand`), and each episode reports the
+attacks it saw (``attacks``, from the Runner's EpisodeData). ``episode_length`` cuts the chronics into episodes of that many steps (288 =
 one day; 864 = three days). The report records both, and ``contingency_calls`` for an expert that
 screens its candidates for N-1 (``greedy:n1=K``) and ``expert_steps`` for a checked policy that
 hands its hardest steps to the expert (``sac-checked:...:expert``).
@@ -25,14 +27,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-from grid2op.Runner import Runner
 
 from ace_core.agents.spec import load_agent
 from ace_core.errors import ConfigError
+from ace_core.evaluation.episodes import EpisodePlayer, merge_stats, play_here, play_on_ray
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
-from ace_core.grid.opponents import DEFAULT_OPPONENT, attacks_in
+from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, scenarios
+from ace_core.imitation.ray_mining import check_ray_address
 
 REPORT_NAME = "report.json"
 
@@ -47,34 +50,62 @@ def evaluate(
     score: bool = False,
     opponent: str = DEFAULT_OPPONENT,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
+    demand_scale: float = 1.0,
+    workers: int = 1,
+    ray_address: str | None = None,
 ) -> dict:
-    """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed."""
+    """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed, in
+    this process or (``workers`` > 1, or ``ray_address``) on Ray actors, with the same figures."""
+    opponent = check_opponent(opponent)
     if nb_episode is not None and nb_episode < 1:
         raise ConfigError(f"nb_episode={nb_episode} must be at least 1 (or omitted for the whole split)")
     if not seeds:
         raise ConfigError("seeds is empty; give at least one seed, e.g. 0")
-    env = make_env(env_name, cache_chronics=False, opponent=opponent)
-    space = build_action_space(env)
-    agent = load_agent(agent_spec, env, space)  # fails before anything is written
+    if workers < 1:
+        raise ConfigError(f"workers={workers} must be at least 1")
+    env = make_env(env_name, cache_chronics=False, opponent=opponent, demand_scale=demand_scale)
+    agent = load_agent(agent_spec, env, build_action_space(env))  # fails before anything is written
     chosen = scenarios(env, split, episode_length)[:nb_episode]
     if not chosen:
         raise ConfigError(f"env {env_name!r} has no {split} scenarios")
     out_dir = Path(out_dir) if out_dir else None
     if out_dir is not None and (out_dir / REPORT_NAME).exists():
         raise ConfigError(f"{out_dir} already holds an evaluation report; choose another --out")
+    if ray_address:
+        check_ray_address(ray_address)  # before anything is written
     work_dir = out_dir.with_name(out_dir.name + ".partial") if out_dir else None
     if work_dir is not None:
         shutil.rmtree(work_dir, ignore_errors=True)
         work_dir.mkdir(parents=True)
-    runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=agent)
+    jobs = [(scenario.name, seed) for seed in seeds for scenario in chosen]
+    settings = {
+        "env": env_name,
+        "agent": agent_spec,
+        "split": split,
+        "opponent": opponent,
+        "demand_scale": demand_scale,
+        "episode_length": episode_length,
+    }
     started = time.perf_counter()
     try:
-        episodes = [_episode(runner, scenario, seed, work_dir) for seed in seeds for scenario in chosen]
-        report = _report(env_name, agent_spec, split, seeds, episodes, agent, started)
-        report |= {"nb_episode": nb_episode, "opponent": opponent, "episode_length": episode_length}
+        if workers > 1 or ray_address:
+            played = play_on_ray(settings, jobs, work_dir is not None, workers, ray_address)
+        else:
+            played = play_here(EpisodePlayer(env, agent, chosen), jobs, work_dir is not None)
+        episodes = [episode for episode, _, _ in played]
+        stats = merge_stats([counters for _, counters, _ in played])
+        if work_dir is not None:
+            _write_episodes(work_dir, played)
+        report = _report(env_name, agent_spec, split, seeds, episodes, stats, started)
+        report |= {
+            "nb_episode": nb_episode,
+            "opponent": opponent,
+            "episode_length": episode_length,
+            "demand_scale": demand_scale,
+        }
         for extra in ("contingency_calls", "expert_steps"):  # greedy:n1=K; sac-checked:...:expert
-            if extra in agent.stats:
-                report[extra] = int(agent.stats[extra])
+            if extra in stats:
+                report[extra] = int(stats[extra])
         if score:
             from ace_core.evaluation.score import l2rpn_2020_score
 
@@ -91,31 +122,14 @@ def evaluate(
         raise
 
 
-def _episode(runner: Runner, scenario, seed: int, work_dir: Path | None) -> dict:
-    """One scenario with one seed through the Runner (its EpisodeData under ``work_dir``)."""
-    path = None
-    if work_dir is not None:
-        folder = work_dir / "episodes" / f"seed{seed}" / scenario.name
-        folder.mkdir(parents=True)
-        path = str(folder)
-    # the Runner's last field is the chronic step the episode could reach (start + length), not
-    # the episode's length: the scenario knows the length
-    (_, _, reward, survived, _, episode_data), *_ = runner.run(
-        nb_episode=1,
-        reset_options=[scenario.reset_options()],
-        env_seeds=[seed],
-        agent_seeds=[seed],
-        path_save=path,
-        add_detailed_output=True,  # the EpisodeData, for the attacks
-    )
-    return {
-        "scenario": scenario.name,
-        "seed": seed,
-        "steps_survived": int(survived),
-        "max_steps": scenario.length,
-        "reward": float(reward),
-        "attacks": attacks_in(episode_data),
-    }
+def _write_episodes(work_dir: Path, played: list) -> None:
+    """Each episode's EpisodeData under ``episodes/seed<S>/<scenario>/``."""
+    for episode, _, files in played:
+        folder = work_dir / "episodes" / f"seed{episode['seed']}" / episode["scenario"]
+        for relative, content in files.items():
+            path = folder / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
 
 
 def _report(
@@ -124,10 +138,10 @@ def _report(
     split: str,
     seeds: tuple[int, ...],
     episodes: list[dict],
-    agent,
+    stats: dict,
     started: float,
 ) -> dict:
-    times_ms = np.asarray(agent.decision_seconds) * 1000.0
+    times_ms = np.asarray(stats.get("decision_seconds", [])) * 1000.0
     survival = [e["steps_survived"] / e["max_steps"] for e in episodes]
     return {
         "env": env_name,
@@ -142,11 +156,11 @@ def _report(
         "attacks": int(sum(e["attacks"] for e in episodes)),
         "decision_ms_p50": float(np.percentile(times_ms, 50)) if len(times_ms) else 0.0,
         "decision_ms_p95": float(np.percentile(times_ms, 95)) if len(times_ms) else 0.0,
-        "simulate_calls": int(agent.simulate_calls),
-        "simulate_calls_per_step": agent.simulate_calls / max(agent.stats["steps"], 1),
-        "decisions": int(agent.stats["decisions"]),
+        "simulate_calls": int(stats["simulate_calls"]),
+        "simulate_calls_per_step": stats["simulate_calls"] / max(stats["steps"], 1),
+        "decisions": int(stats["decisions"]),
         # decisions that changed the grid; a no-op in disguise is played as do-nothing
-        "real_action_share": agent.stats["real_actions"] / max(agent.stats["decisions"], 1),
-        "folded_noops": int(agent.stats["folded_noops"]),
+        "real_action_share": stats["real_actions"] / max(stats["decisions"], 1),
+        "folded_noops": int(stats["folded_noops"]),
         "seconds": time.perf_counter() - started,
     }

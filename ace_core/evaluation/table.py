@@ -1,7 +1,7 @@
 """Agents side by side: ``python -m ace_core experiment table --env ENV --agents A,B,... --out DIR``.
 
 Each agent is evaluated with :func:`ace_core.evaluation.runner.evaluate` on the same scenarios, grid seeds,
-opponent and episode length; its report goes to ``DIR/<slug>/report.json`` (with its EpisodeData),
+opponent, demand scale and episode length; its report goes to ``DIR/<slug>/report.json`` (with its EpisodeData),
 and an agent whose report is already there is not evaluated again, so an interrupted table resumes
 where it stopped. A report made with other settings is refused rather than mixed in.
 
@@ -33,6 +33,7 @@ from pathlib import Path
 from ace_core.agents.spec import KINDS
 from ace_core.errors import ConfigError
 from ace_core.evaluation.runner import REPORT_NAME, evaluate
+from ace_core.grid.demand import check_demand_scale
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 
@@ -51,7 +52,7 @@ COLUMNS = (
     "attacks",
 )
 # the settings a report must share with the table to be reused
-SETTINGS = ("env", "split", "seeds", "nb_episode", "opponent", "episode_length")
+SETTINGS = ("env", "split", "seeds", "nb_episode", "opponent", "episode_length", "demand_scale")
 
 
 @dataclass(frozen=True)
@@ -123,9 +124,14 @@ def run_table(
     opponent: str = DEFAULT_OPPONENT,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     command: str = "",
+    demand_scale: float = 1.0,
+    workers: int = 1,
+    ray_address: str | None = None,
 ) -> list[dict]:
-    """Evaluate every agent (reusing finished reports), then write ``table.csv`` and ``table.md``."""
-    check_opponent(opponent)
+    """Evaluate every agent (reusing finished reports), then write ``table.csv`` and ``table.md``;
+    ``workers`` and ``ray_address`` fan each agent's episodes out to Ray actors."""
+    opponent = check_opponent(opponent)
+    check_demand_scale(demand_scale)
     groups = agent_groups(agents)
     specs = list(dict.fromkeys(s for g in groups for s in g.specs))
     folders: dict[str, str] = {}
@@ -141,6 +147,7 @@ def run_table(
         "nb_episode": nb_episode,
         "opponent": opponent,
         "episode_length": episode_length,
+        "demand_scale": demand_scale,
     }
     out = Path(out)
     reports = {}
@@ -157,6 +164,9 @@ def run_table(
                 seeds=tuple(seeds),
                 opponent=opponent,
                 episode_length=episode_length,
+                demand_scale=demand_scale,
+                workers=workers,
+                ray_address=ray_address,
             )
         reports[spec] = _reusable(folder / REPORT_NAME, spec, wanted)
     rows = []
@@ -173,7 +183,12 @@ def _reusable(path: Path, spec: str, wanted: dict) -> dict:
     """The report at ``path``, refused when it was made for another agent or other settings
     (reports written before a setting existed hold its default)."""
     report = json.loads(path.read_text())
-    defaults = {"opponent": DEFAULT_OPPONENT, "episode_length": DEFAULT_EPISODE_LENGTH, "nb_episode": None}
+    defaults = {
+        "opponent": DEFAULT_OPPONENT,
+        "episode_length": DEFAULT_EPISODE_LENGTH,
+        "nb_episode": None,
+        "demand_scale": 1.0,
+    }
     made = {key: report.get(key, defaults.get(key)) for key in SETTINGS}
     if report.get("agent") != spec or made != wanted:
         raise ConfigError(
@@ -221,7 +236,7 @@ def _markdown(rows: list[dict], wanted: dict, command: str) -> list[str]:
         "",
         f"{episodes} {wanted['split']} scenarios of {wanted['episode_length']} steps "
         f"({wanted['episode_length'] / 288:g} day(s)), grid seeds {wanted['seeds']}, opponent "
-        f"`{wanted['opponent']}`. Survival: mean +- std of the fraction of each episode survived; for "
+        f"`{wanted['opponent']}`, demand x{wanted['demand_scale']:g}. Survival: mean +- std of the fraction of each episode survived; for "
         "a row over several runs, mean +- std over the runs of each run's mean. Decisions and "
         "attacks: per run.",
         "",

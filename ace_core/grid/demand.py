@@ -9,8 +9,10 @@ nothing overloads the grid. Loads and generators are scaled together, so the sla
 take the difference; voltage set-points are kept. The forecasts are scaled with the values, so
 the expert's simulations see the day it plays.
 
-Only the time series in memory are changed (``MultifolderWithCache``'s cache), never the
-dataset's files; validation and test days are always played as they are.
+Only the time series in memory are changed (``MultifolderWithCache``'s cache, or the chronic
+``SeededMultifolder`` has just read), never the dataset's files. Training validates on the days as
+they are (and, with ``validation_demand_scale``, scaled too); ``evaluate --demand-scale`` plays
+any split scaled, for the stress table.
 """
 
 from __future__ import annotations
@@ -35,9 +37,19 @@ def check_demand_scale(value: float) -> float:
     return float(value)
 
 
+def scale_chronic(data, factor: float) -> None:
+    """Multiply one loaded chronic's loads and productions (and their forecasts) by ``factor``."""
+    for name in _SCALED:
+        values = getattr(data, name, None)
+        if values is not None:
+            values *= factor
+
+
 def scale_demand(env, factor: float) -> None:
     """Multiply the loads and productions of every cached chronic of ``env`` by ``factor``; the
-    next reset plays them. ``env`` must cache its chronics (``make_env(..., cache_chronics=True)``)."""
+    next reset plays them. ``env`` must cache its chronics (``make_env(..., cache_chronics=True)``);
+    an env that reads each chronic from disk scales it as it reads it
+    (:class:`ace_core.grid.chronic_seeds.SeededMultifolder`)."""
     factor = check_demand_scale(factor)
     cached = getattr(env.chronics_handler.real_data, "_cached_data", None)
     if cached is None:
@@ -45,9 +57,5 @@ def scale_demand(env, factor: float) -> None:
             "a demand scale needs the chronics cached in memory (make_env(..., cache_chronics=True))"
         )
     for data in cached:
-        if data is None:
-            continue
-        for name in _SCALED:
-            values = getattr(data, name, None)
-            if values is not None:
-                values *= factor
+        if data is not None:
+            scale_chronic(data, factor)

@@ -102,8 +102,8 @@ def make_env(
     long chronics drop from ~0.2-0.7 s to a few ms. Either way a chronic's planned outages depend
     only on the grid seed and the chronic (:mod:`ace_core.grid.chronic_seeds`). ``opponent`` picks the line attacks
     (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
-    ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`; it needs
-    the cached chronics). Extra keyword arguments go to ``grid2op.make``.
+    ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`), in the
+    cache or as each chronic is read. Extra keyword arguments go to ``grid2op.make``.
     """
     names = available_env_names()
     if name not in names:
@@ -117,6 +117,11 @@ def make_env(
     }
     # planned outages drawn from (grid seed, chronic) by either reader (ace_core.grid.chronic_seeds)
     options["chronics_class"] = SeededMultifolderWithCache if cache_chronics else SeededMultifolder
+    if not cache_chronics and demand_scale != 1.0:  # the reader scales each chronic it reads
+        options["data_feeding_kwargs"] = {
+            **options.get("data_feeding_kwargs", {}),
+            "demand_scale": demand_scale,
+        }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         folder = downloaded_env_dir(name)
@@ -130,8 +135,8 @@ def make_env(
         # it read (a 10-day chronic after generated weeks was cut to 7 days)
         data.max_iter = -1
         data.reset()
-    if demand_scale != 1.0:
-        scale_demand(env, demand_scale)  # refuses an env whose chronics are not cached
+    if cache_chronics and demand_scale != 1.0:
+        scale_demand(env, demand_scale)
     env.gridace_demand_scale = demand_scale
     return env
 

@@ -14,24 +14,67 @@ The attacked lines are grid2op's own lists: those of ``rte_case14_opponent`` on 
 ``l2rpn_neurips_2020_track1`` on the 36-substation grid it shares with l2rpn_icaps_2021. Another
 env has no list: ``random-line`` is refused there with the envs that have one.
 
+- ``storm``: the same opponent, striking every few hours: attacks of 2 hours (24 steps), the next
+  4 hours (48 steps) after the last began, a budget growing by 2 a step (enough that the cooldown
+  alone sets the pace; the first attack comes after an hour): six a day, where ``random-line``
+  strikes once.
+
+``random-line`` and ``storm`` take their settings after a colon, as an expert spec does:
+``storm:cooldown=36,duration=12`` (steps), ``budget`` (per step) and ``initial`` (the budget at
+step 0). :func:`check_opponent` gives a spec's canonical form (defaults dropped, keys in order),
+which reports and tables record.
+
 The Runner builds its environments from ``env.get_params_for_runner()``, which carries these
 settings, so evaluation episodes are attacked as the env is.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields, replace
+
 import numpy as np
 
 from ace_core.errors import ConfigError
 
-OPPONENTS = ("env", "none", "random-line")
 DEFAULT_OPPONENT = "env"
 
-# grid2op's rte_case14_opponent/config.py
-ATTACK_DURATION = 12 * 4
-ATTACK_COOLDOWN = 12 * 24
-BUDGET_PER_STEP = 0.5
-INITIAL_BUDGET = 0.0
+
+@dataclass(frozen=True)
+class Attacks:
+    """How often a line-attacking opponent strikes (grid2op's ``BaseActionBudget`` settings)."""
+
+    duration: int
+    """steps an attack lasts (12 = one hour)"""
+    cooldown: int
+    """steps from the start of an attack to the earliest next one"""
+    budget: float
+    """budget gained per step; an attack costs 1 per step of its duration"""
+    initial: float = 0.0
+    """the budget at step 0"""
+
+    def spec(self, profile: str) -> str:
+        """``profile`` with the settings that differ from its defaults (``storm:cooldown=36``)."""
+        default = PROFILES[profile]
+        changed = [
+            f"{f.name}={getattr(self, f.name):g}"
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(default, f.name)
+        ]
+        return f"{profile}:{','.join(changed)}" if changed else profile
+
+
+# random-line: grid2op's rte_case14_opponent/config.py; storm: every few hours
+PROFILES: dict[str, Attacks] = {
+    "random-line": Attacks(duration=12 * 4, cooldown=12 * 24, budget=0.5),
+    "storm": Attacks(duration=12 * 2, cooldown=12 * 4, budget=2.0),
+}
+OPPONENTS = ("env", "none", *PROFILES)
+_LIMITS = {
+    "duration": (1, 12 * 24),
+    "cooldown": (1, 12 * 24 * 7),
+    "budget": (0.0, 100.0),
+    "initial": (0.0, 10_000.0),
+}
 
 _CASE14 = ("1_3_3", "1_4_4", "3_6_15", "9_10_12", "11_12_13", "12_13_14")
 # rte_case14_redisp and rte_case14_test number the same lines differently
@@ -62,22 +105,62 @@ ATTACKED_LINES: dict[str, tuple[str, ...]] = {
 }
 
 
+def parse_opponent(opponent: str) -> tuple[str, Attacks | None]:
+    """The profile and its attacks (``None`` for ``env`` and ``none``) of an opponent spec."""
+    if not isinstance(opponent, str):
+        raise ConfigError(f"opponent {opponent!r} must be text; accepted: {', '.join(OPPONENTS)}")
+    profile, _, settings = opponent.partition(":")
+    if profile not in OPPONENTS:
+        raise ConfigError(
+            f"unknown opponent {opponent!r}; accepted: {', '.join(OPPONENTS)} "
+            "(random-line and storm take settings, e.g. storm:cooldown=36,duration=12)"
+        )
+    if profile not in PROFILES:
+        if settings:
+            raise ConfigError(f"opponent {profile!r} takes no settings (got {settings!r})")
+        return profile, None
+    attacks = PROFILES[profile]
+    for item in filter(None, settings.split(",")):
+        attacks = replace(attacks, **_setting(profile, item))
+    return profile, attacks
+
+
+def _setting(profile: str, item: str) -> dict:
+    key, _, text = item.partition("=")
+    if key not in _LIMITS:
+        raise ConfigError(
+            f"opponent {profile}: unknown setting {key!r}; accepted: {', '.join(_LIMITS)} (e.g. {profile}:cooldown=36)"
+        )
+    low, high = _LIMITS[key]
+    kind = int if isinstance(low, int) else float
+    try:
+        value = kind(text) if text.strip() == text and "_" not in text else None
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        number = "a whole number of steps" if kind is int else "a number"
+        raise ConfigError(
+            f"opponent {profile}: {key}={text!r} is refused; accepted: {number} from {low} to {high}"
+        )
+    return {key: value}
+
+
 def check_opponent(opponent: str) -> str:
-    if opponent not in OPPONENTS:
-        raise ConfigError(f"unknown opponent {opponent!r}; accepted: {', '.join(OPPONENTS)}")
-    return opponent
+    """The canonical form of an opponent spec (a clear error for an unknown one)."""
+    profile, attacks = parse_opponent(opponent)
+    return attacks.spec(profile) if attacks is not None else profile
 
 
 def opponent_kwargs(env_name: str, opponent: str) -> dict:
     """The ``grid2op.make`` keyword arguments that give ``env_name`` this opponent (none for ``env``)."""
-    check_opponent(opponent)
-    if opponent == "env":
+    profile, attacks = parse_opponent(opponent)
+    if profile == "env":
         return {}
     # grid2op only when an opponent is built: the names above are read by the web forms
     from grid2op.Action import DontAct, PowerlineSetAction
     from grid2op.Opponent import BaseActionBudget, BaseOpponent, NeverAttackBudget, RandomLineOpponent
 
-    if opponent == "none":
+    if attacks is None:  # none
         return {
             "opponent_class": BaseOpponent,
             "opponent_action_class": DontAct,
@@ -90,17 +173,17 @@ def opponent_kwargs(env_name: str, opponent: str) -> dict:
         }
     if env_name not in ATTACKED_LINES:
         raise ConfigError(
-            f"opponent 'random-line' has no list of attacked lines for env {env_name!r}; "
+            f"opponent {profile!r} has no list of attacked lines for env {env_name!r}; "
             f"accepted envs: {', '.join(ATTACKED_LINES)} (or --opponent env, none)"
         )
     return {
         "opponent_class": RandomLineOpponent,
         "opponent_action_class": PowerlineSetAction,
         "opponent_budget_class": BaseActionBudget,
-        "opponent_init_budget": INITIAL_BUDGET,
-        "opponent_budget_per_ts": BUDGET_PER_STEP,
-        "opponent_attack_duration": ATTACK_DURATION,
-        "opponent_attack_cooldown": ATTACK_COOLDOWN,
+        "opponent_init_budget": attacks.initial,
+        "opponent_budget_per_ts": attacks.budget,
+        "opponent_attack_duration": attacks.duration,
+        "opponent_attack_cooldown": attacks.cooldown,
         "kwargs_opponent": {"lines_attacked": list(ATTACKED_LINES[env_name])},
     }
 

@@ -32,7 +32,7 @@ def check_ray_address(address: str) -> None:
     except OSError as exc:
         raise MineError(
             f"no Ray cluster answers at {address} ({exc}); start one with `ray start --head` "
-            "or leave --ray-address out to mine on this machine"
+            "or leave --ray-address out to run on this machine"
         ) from None
 
 

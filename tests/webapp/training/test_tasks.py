@@ -151,7 +151,7 @@ def test_evaluation_task_stores_the_run_and_every_baseline(make_run, engineer, s
     assert set(results) == {"ace", "ace-checked", "do-nothing", "greedy"}
     assert results["ace"]["agent"] == f"sac:{run.out_dir}/checkpoint.pt"
     # the policy as deployed: its top 50 checked by simulation, the first safe one played
-    assert results["ace-checked"]["agent"] == f"sac-checked:{run.out_dir}/checkpoint.pt:50:stop=0.95"
+    assert results["ace-checked"]["agent"] == f"sac-checked:{run.out_dir}/checkpoint.pt:50:stop=0.95:expert"
     assert results["ace-checked"]["simulate_calls_per_step"] >= 0
     for name, result in results.items():
         [episode] = result["episodes"]  # the sandbox's one test day
@@ -178,8 +178,10 @@ def test_an_evaluation_checks_each_grid_policy_as_that_grid_deploys_it(settings,
         return agents(env).get("ace-checked")
 
     settings.GRIDACE_CHECKED_AGENT = None  # unset: each grid's validated check
-    assert checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:50:stop=0.9:act=0.95"
-    assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:50:stop=0.95"
+    assert (
+        checked("l2rpn_neurips_2020_track1") == f"sac-checked:{checkpoint.path}:50:stop=0.9:act=0.95:expert"
+    )
+    assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:50:stop=0.95:expert"
     # the plain policy acts from its grid's validated max rho, or its run's threshold
     assert agents("l2rpn_neurips_2020_track1")["ace"] == f"sac:{checkpoint.path}:act=1.0"
     assert agents("rte_case14_realistic")["ace"] == f"sac:{checkpoint.path}"

@@ -1,0 +1,184 @@
+"""Evaluation episodes, played in this process or fanned out to Ray actors.
+
+An :class:`EpisodePlayer` holds one env, one agent and grid2op's Runner, and plays one (scenario,
+grid seed) at a time. It returns the episode's figures, the agent's counters for that episode
+alone (decision times, simulations, decisions; summed by :func:`merge_stats`) and, when asked, the
+EpisodeData files as bytes, so the driver writes them wherever the player ran (workers of a
+cluster share no disk).
+
+:func:`play_on_ray` gives the episodes to ``workers`` actors (local by default, a cluster with
+``ray_address``), as a mine does (:mod:`ace_core.imitation.ray_mining`). Every episode is played
+with its own seeds from a freshly reset env, so the figures are those of one process, in the same
+order. A worker that dies loses only the episode it was playing, which goes to a new worker (at
+most ``MAX_ATTEMPTS`` times).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from grid2op.Runner import Runner
+
+from ace_core.agents.spec import load_agent
+from ace_core.errors import ConfigError
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
+from ace_core.grid.opponents import attacks_in
+from ace_core.grid.scenarios import Scenario, scenarios
+
+MAX_ATTEMPTS = 3
+Job = tuple[str, int]
+"""(scenario name, grid seed)"""
+Played = tuple[dict, dict, dict[str, bytes]]
+"""an episode's figures, the agent's counters for it, its EpisodeData files"""
+
+
+class EpisodePlayer:
+    """Plays episodes of one agent on one env (see the module)."""
+
+    def __init__(self, env, agent, chosen: list[Scenario]) -> None:
+        self.agent = agent
+        self.scenarios = {scenario.name: scenario for scenario in chosen}
+        self.runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=agent)
+
+    @classmethod
+    def build(cls, settings: dict) -> EpisodePlayer:
+        """A player from the evaluation's settings (env, agent, split, opponent, demand scale,
+        episode length): what a Ray actor receives."""
+        env = make_env(
+            settings["env"],
+            cache_chronics=False,
+            opponent=settings["opponent"],
+            demand_scale=settings["demand_scale"],
+        )
+        agent = load_agent(settings["agent"], env, build_action_space(env))
+        return cls(env, agent, scenarios(env, settings["split"], settings["episode_length"]))
+
+    def play(self, job: Job, keep_files: bool) -> Played:
+        scenario, seed = self.scenarios[job[0]], job[1]
+        if not keep_files:
+            return _episode(self.runner, scenario, seed, None), take_stats(self.agent.stats), {}
+        with tempfile.TemporaryDirectory(prefix="gridace-episode-") as folder:
+            episode = _episode(self.runner, scenario, seed, folder)
+            files = {
+                str(path.relative_to(folder)): path.read_bytes()
+                for path in sorted(Path(folder).rglob("*"))
+                if path.is_file()
+            }
+        return episode, take_stats(self.agent.stats), files
+
+
+class RayEpisodePlayer(EpisodePlayer):
+    """:class:`EpisodePlayer` as a Ray actor builds it: from the settings alone."""
+
+    def __init__(self, settings: dict) -> None:
+        built = EpisodePlayer.build(settings)
+        self.agent, self.scenarios, self.runner = built.agent, built.scenarios, built.runner
+
+
+def take_stats(stats: dict) -> dict:
+    """The agent's counters since the last call, which are then zeroed (in place: the Runner's
+    copies of the agent share the dict)."""
+    taken = {key: list(value) if isinstance(value, list) else value for key, value in stats.items()}
+    for key, value in stats.items():
+        if isinstance(value, list):
+            value.clear()
+        else:
+            stats[key] = 0
+    return taken
+
+
+def merge_stats(parts: list[dict]) -> dict:
+    """Counters of several episodes as one: lists joined, counts summed."""
+    merged: dict = {}
+    for part in parts:
+        for key, value in part.items():
+            if isinstance(value, list):
+                merged.setdefault(key, []).extend(value)
+            else:
+                merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+def _episode(runner: Runner, scenario: Scenario, seed: int, folder: str | None) -> dict:
+    """One scenario with one seed through the Runner (its EpisodeData under ``folder``)."""
+    # the Runner's last field is the chronic step the episode could reach (start + length), not
+    # the episode's length: the scenario knows the length
+    (_, _, reward, survived, _, episode_data), *_ = runner.run(
+        nb_episode=1,
+        reset_options=[scenario.reset_options()],
+        env_seeds=[seed],
+        agent_seeds=[seed],
+        path_save=folder,
+        add_detailed_output=True,  # the EpisodeData, for the attacks
+    )
+    return {
+        "scenario": scenario.name,
+        "seed": seed,
+        "steps_survived": int(survived),
+        "max_steps": scenario.length,
+        "reward": float(reward),
+        "attacks": attacks_in(episode_data),
+    }
+
+
+def play_here(player: EpisodePlayer, jobs: list[Job], keep_files: bool) -> list[Played]:
+    return [player.play(job, keep_files) for job in jobs]
+
+
+def play_on_ray(
+    settings: dict,
+    jobs: list[Job],
+    keep_files: bool,
+    workers: int,
+    ray_address: str | None = None,
+    log: Callable[[str], None] = print,
+) -> list[Played]:
+    """``jobs`` on ``workers`` Ray actors; the results in the order of ``jobs``."""
+    import ray
+
+    from ace_core.imitation.ray_mining import check_ray_address, start_ray
+
+    if ray_address:
+        check_ray_address(ray_address)
+    started_here = not ray.is_initialized()
+    if started_here:
+        start_ray(workers, ray_address)
+    actor_class = ray.remote(num_cpus=1)(RayEpisodePlayer)
+    actors = [actor_class.remote(settings) for _ in range(min(workers, len(jobs)))]
+    idle, pending, running = list(actors), list(enumerate(jobs)), {}
+    results: dict[int, Played] = {}
+    attempts: Counter = Counter()
+    try:
+        while pending or running:
+            while idle and pending:
+                index, job = pending.pop(0)
+                actor = idle.pop()
+                running[actor.play.remote(job, keep_files)] = (actor, index, job)
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # Ctrl-C gets through
+            if not ready:
+                continue
+            actor, index, job = running.pop(ready[0])
+            try:
+                results[index] = ray.get(ready[0])
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                attempts[index] += 1
+                if attempts[index] >= MAX_ATTEMPTS:
+                    raise ConfigError(
+                        f"episode {job[0]} seed {job[1]} lost its worker {MAX_ATTEMPTS} times"
+                    ) from exc
+                log(f"a worker died playing {job[0]} seed {job[1]}; giving it to a new worker")
+                pending.insert(0, (index, job))
+                actors.append(actor_class.remote(settings))
+                idle.append(actors[-1])
+                continue
+            idle.append(actor)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        if started_here:
+            ray.shutdown()
+    return [results[index] for index in range(len(jobs))]
