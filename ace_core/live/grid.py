@@ -26,6 +26,7 @@ from ace_core.live.recommendations import assessment_dict, live_pipeline
 from ace_core.live.states import grid_state
 from ace_core.live.what_if import WhatIf, what_if
 from ace_core.recommend.outcomes import Candidate
+from ace_core.recommend.ranking import shortlist
 from ace_core.rl.sac import SAC
 
 
@@ -41,7 +42,9 @@ class StepResult:
     """why the grid failed, when done and not finished"""
     text: str
     cards: list[Candidate] = field(default_factory=list)
-    """the pipeline's recommendations, best first: none worse than doing nothing"""
+    """the cards shown: the pipeline's ``k`` safest recommendations, none worse than doing
+    nothing, with the policy's best safe proposal among them when it has one
+    (:func:`ace_core.recommend.ranking.shortlist`)"""
     assessment: dict[str, Any] = field(default_factory=dict)
     """doing nothing's outcome, the rejected candidates, the grid's N-1 status and look-ahead,
     the forecast used (:func:`ace_core.live.recommendations.assessment_dict`)"""
@@ -146,8 +149,8 @@ class LiveGrid:
         )
         if with_recommendations and not done and self.sac is not None:
             found = self.pipeline.run(self.obs, state_backend=self.env.backend)
-            result.cards = found.recommendations
-            result.assessment = assessment_dict(found)
+            result.cards = shortlist(found.recommendations, self.k)
+            result.assessment = assessment_dict(found, result.cards)
             result.timings = found.timings_ms
         return result
 

@@ -86,6 +86,7 @@ FIGURE_KEYS = (
     "sources",
     "substations",
     "rank",
+    "rank_reason",
     "outcome",
     "overloads_after",
     "game_over",
@@ -105,13 +106,25 @@ def figures_of(candidate_json: dict[str, Any]) -> dict[str, Any]:
     return figures
 
 
-def assessment_dict(result: RecommendationSet) -> dict[str, Any]:
+def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = None) -> dict[str, Any]:
     """The step's assessment beside its cards: doing nothing's outcome (the reference), the
-    candidates rejected by simulation with the reason, the live grid's N-1 status and
+    candidates rejected by simulation with the reason, the recommendations safer than doing
+    nothing but not among the ``shown`` cards (``also_safe``), the live grid's N-1 status and
     look-ahead with alarms, the forecast used, notes and timings."""
     data = result.to_json(TOP_OUTAGES)
+    on_cards = {c.action_index for c in (result.recommendations if shown is None else shown)}
     return {
         "reference": data["reference"],
+        "also_safe": [
+            {
+                "action_index": c.action_index,
+                "description": c.description,
+                "source": card_source(c.sources),
+                "max_rho_after": c.outcome.max_rho_after,
+            }
+            for c in result.recommendations
+            if c.action_index not in on_cards
+        ],
         "rejected": [
             {
                 "action_index": c["action_index"],

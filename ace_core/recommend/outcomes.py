@@ -74,6 +74,8 @@ class Candidate(Proposal):
     look_ahead: LookAhead | None = None
     rank: int | None = None
     """1 for the top recommendation; None for the reference and rejected candidates"""
+    rank_reason: str = ""
+    """why it sits at its rank, in the safety order's terms (:func:`ace_core.recommend.ranking.rank_reason`)"""
     rejected_because: str = ""
 
     @classmethod
@@ -99,6 +101,7 @@ class Candidate(Proposal):
             "confidence": self.confidence,
             "substations": list(self.substations),
             "rank": self.rank,
+            "rank_reason": self.rank_reason,
             "outcome": self.words,
             "max_rho_before": outcome.max_rho_before,
             "max_rho_after": outcome.max_rho_after,

@@ -140,9 +140,94 @@ def _n1_words(candidate: Candidate) -> str:
 
 
 def rank(candidates: list[Candidate], reference: Candidate) -> tuple[list[Candidate], list[Candidate]]:
-    """(recommendations best first with their rank set, rejected with their reason set), as new
-    candidates."""
+    """(recommendations best first with their rank and the reason for it set, rejected with their
+    reason set), as new candidates."""
     judged = [replace(c, rejected_because=rejection(c, reference), rank=None) for c in candidates]
     kept = sorted((c for c in judged if not c.rejected_because), key=safety_key)
     rejected = [c for c in judged if c.rejected_because]
-    return [replace(c, rank=i + 1) for i, c in enumerate(kept)], rejected
+    ranked = [replace(c, rank=i + 1) for i, c in enumerate(kept)]
+    return [replace(c, rank_reason=rank_reason(ranked, i)) for i, c in enumerate(ranked)], rejected
+
+
+# ----- the rank in words -----------------------------------------------------------------------
+CRITERIA = (
+    "surviving the step",
+    "overloads left",
+    "new overloads",
+    "N-1 outages that split the grid",
+    "N-1 worst case",
+    "game over within the look-ahead",
+    "look-ahead worst case",
+    "max rho next step",
+    "policy confidence",
+)
+"""the names of :func:`safety_key`'s criteria, in its order"""
+
+
+def _pct(value: float) -> str:
+    return "not computed" if value == math.inf else f"{value:.0%}"
+
+
+def _values(index: int, candidate: Candidate) -> str:
+    """``candidate``'s value on criterion ``index``, as the operator reads it."""
+    key = safety_key(candidate)
+    if index == 0:
+        return "game over" if key[0] else "survives"
+    if index in (1, 2, 3):
+        return f"{key[index]:.0f}"
+    if index == 4:
+        n1 = candidate.n1
+        if n1 is None or n1.error or n1.worst_rho is None:
+            return "not screened"
+        return f"{n1.worst_rho:.0%}" if n1.worst_rho >= 1.0 else "no N-1 overload"
+    if index == 5:
+        la = candidate.look_ahead
+        if la is None or la.skipped:
+            return "not looked ahead"
+        return "none" if la.game_over_step is None else f"at step {la.game_over_step}"
+    if index == 6:
+        return "below 100%" if key[6] == 0 else _pct(key[6])
+    if index == 7:
+        return _pct(key[7])
+    return f"{candidate.confidence:.0%}"
+
+
+def _first_difference(mine: Candidate, other: Candidate) -> int | None:
+    for index, (a, b) in enumerate(zip(safety_key(mine), safety_key(other), strict=True)):
+        if a != b:
+            return index
+    return None
+
+
+def rank_reason(ranked: list[Candidate], index: int) -> str:
+    """Why the card at ``index`` of ``ranked`` (best first) sits where it does, in the safety
+    order's terms: the first criterion on which it beats the card below (for the last card, on
+    which the card above beats it), all earlier criteria being equal. E.g. "#1 above #2 on N-1
+    worst case: 104% against 112%"."""
+    me = ranked[index]
+    if len(ranked) == 1:
+        return f"#{me.rank}: the only action safer than doing nothing"
+    upper, lower = (me, ranked[index + 1]) if index + 1 < len(ranked) else (ranked[index - 1], me)
+    which = _first_difference(upper, lower)
+    if which is None:
+        return f"#{upper.rank} and #{lower.rank} tie on every criterion"
+    relation = f"#{upper.rank} above #{lower.rank}" if upper is me else f"#{lower.rank} below #{upper.rank}"
+    first, second = (upper, lower) if upper is me else (lower, upper)
+    earlier = " (equal before that)" if which else ""
+    return (
+        f"{relation} on {CRITERIA[which]}: {_values(which, first)} against {_values(which, second)}{earlier}"
+    )
+
+
+def shortlist(ranked: list[Candidate], count: int) -> list[Candidate]:
+    """The ``count`` cards an operator is shown, best first, ranked 1..n with their reasons: the
+    safest, except that when none of them is the policy's and one of the policy's proposals leaves
+    no overload, the best of those takes the last place (the policy's own advice is shown when it
+    is safe)."""
+    shown = ranked[:count]
+    if shown and not any("policy" in c.sources for c in shown):
+        safe = [c for c in ranked[count:] if "policy" in c.sources and not c.outcome.overloads_after]
+        if safe:
+            shown = [*shown[:-1], safe[0]]
+    reranked = [replace(c, rank=i + 1) for i, c in enumerate(shown)]
+    return [replace(c, rank_reason=rank_reason(reranked, i)) for i, c in enumerate(reranked)]

@@ -230,6 +230,7 @@
       if (rec.confidence > 0) { head.appendChild(el("span", { "class": "confidence" }, " confidence " + (rec.confidence * 100).toFixed(1) + "%")); }
       head.appendChild(el("span", { "class": "rec-status" }, " " + rec.status));
       card.appendChild(head);
+      if (figures.rank_reason) { card.appendChild(el("p", { "class": "rec-why muted" }, figures.rank_reason)); }
       card.appendChild(el("p", { "class": "rec-action" }, rec.description));
       var facts = "max rho " + pct(rec.max_rho_before) + " → " + pct(rec.max_rho_after);
       if (rec.lines_relieved.length) { facts += " · relieves " + lineList(rec.lines_relieved); }

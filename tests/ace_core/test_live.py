@@ -150,9 +150,17 @@ def test_recommendations_are_the_pipeline_s_never_worse_than_doing_nothing(stres
     assert assessment["forecast"]["kind"] == "perfect" and assessment["forecast"]["horizon_steps"] == 12
     assert assessment["security"]["n1"]["screened"] == 20 and assessment["security"]["alarms"]
 
-    # the policy's top 3 are all considered: recommended or rejected with the reason
+    # the policy's top 3 are all considered: shown, safe but ranked below the 3 cards shown, or
+    # rejected with the reason
     ranked = grid.sac.policy(grid.features(grid.obs), grid.space.top_mask(grid.obs)).top_k(3)
-    considered = {c.action_index for c in result.cards} | {r["action_index"] for r in assessment["rejected"]}
+    assert 0 < len(result.cards) <= 3 and [c.rank for c in result.cards] == list(
+        range(1, len(result.cards) + 1)
+    )
+    considered = (
+        {c.action_index for c in result.cards}
+        | {r["action_index"] for r in assessment["rejected"]}
+        | {r["action_index"] for r in assessment["also_safe"]}
+    )
     assert {i for i, _ in ranked} - {0} <= considered
     assert all(r["rejected_because"] for r in assessment["rejected"])
 

@@ -11,7 +11,7 @@ from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.forecasts import ForecastError, make_env_with_forecasts
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.recommend.pipeline import PipelineConfig, RecommendationPipeline
-from ace_core.recommend.ranking import safety_key
+from ace_core.recommend.ranking import CRITERIA, safety_key, shortlist
 from ace_core.rl.sac import SAC
 
 
@@ -70,10 +70,44 @@ def test_no_recommendation_is_worse_than_doing_nothing_on_stressed_days(realisti
             keys = [safety_key(c) for c in result.recommendations]
             assert keys == sorted(keys)
             assert [c.rank for c in result.recommendations] == list(range(1, len(keys) + 1))
+            _assert_ranks_in_words(result.recommendations)
+            _assert_the_shortlist_keeps_a_safe_policy_proposal(result.recommendations)
             shown += len(result.recommendations)
             rejected += len(result.rejected)
             json.dumps(result.to_json())  # what the console and the API send
     assert shown > 0 and rejected > 0
+
+
+def _assert_ranks_in_words(cards) -> None:
+    """Each card says why it sits where it does: the first criterion of the safety order on which
+    it differs from its neighbour, named as the order names it."""
+    for i, card in enumerate(cards):
+        if len(cards) == 1:
+            assert card.rank_reason == "#1: the only action safer than doing nothing"
+            continue
+        upper, lower = (card, cards[i + 1]) if i + 1 < len(cards) else (cards[i - 1], card)
+        a, b = safety_key(upper), safety_key(lower)
+        which = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), None)
+        if which is None:
+            assert "tie on every criterion" in card.rank_reason
+            continue
+        assert a[which] < b[which]
+        relation = (
+            f"#{upper.rank} above #{lower.rank}" if upper is card else f"#{lower.rank} below #{upper.rank}"
+        )
+        assert card.rank_reason.startswith(f"{relation} on {CRITERIA[which]}: "), card.rank_reason
+        assert card.to_json()["rank_reason"] == card.rank_reason
+
+
+def _assert_the_shortlist_keeps_a_safe_policy_proposal(cards) -> None:
+    shown = shortlist(cards, 2)
+    assert len(shown) == min(2, len(cards)) and [c.rank for c in shown] == list(range(1, len(shown) + 1))
+    _assert_ranks_in_words(shown)
+    safe_policy = [c for c in cards if "policy" in c.sources and not c.outcome.overloads_after]
+    if safe_policy:
+        assert any("policy" in c.sources for c in shown)
+    if not safe_policy or any("policy" in c.sources for c in cards[:2]):
+        assert [c.action_index for c in shown] == [c.action_index for c in cards[:2]]
 
 
 def _expert_pool(result) -> list:

@@ -13,7 +13,11 @@ class SessionStartForm(forms.Form):
     scenario_index = AsciiIntegerField(initial=0, help_text="which episode of the env's chronics")
     seed = AsciiIntegerField(initial=0)
     k = AsciiIntegerField(
-        min_value=K_RANGE[0], max_value=K_RANGE[1], initial=3, label="recommendations per step"
+        min_value=K_RANGE[0],
+        max_value=K_RANGE[1],
+        initial=3,
+        label="recommendations per step",
+        help_text="cards shown: the safest, with the policy's own proposal when it is safe",
     )
     speed_seconds = AsciiFloatField(
         min_value=SPEED_RANGE[0], max_value=SPEED_RANGE[1], initial=2.0, label="seconds per step"

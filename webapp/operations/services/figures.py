@@ -42,6 +42,7 @@ def _action_figures(headline: dict[str, Any], figures: dict[str, Any]) -> dict[s
         "lines_relieved": headline.get("lines_relieved", []),
         "new_overloads": headline.get("new_overloads", []),
         "outcome": figures.get("outcome"),
+        "rank_reason": figures.get("rank_reason") or "",
         "n1": _n1_summary(figures.get("n1")),
         "look_ahead": _look_ahead_summary(figures.get("look_ahead")),
         "rejected_because": figures.get("rejected_because") or "",
