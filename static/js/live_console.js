@@ -113,6 +113,7 @@
     showAlarms(view.alarms);
   }
   function showDecisions(decisions) {
+    view.decisions = decisions;
     var list = $("decisions");
     list.textContent = "";
     decisions.forEach(function (d) {
@@ -215,52 +216,102 @@
     });
   }
 
-  function showRecs(recs) {
+  // A card lasts while its situation does: the feed re-simulates it at each step and sends it
+  // with the same id, so its element (and the buttons under the operator's pointer) stays and
+  // only its figures change; a card that leaves is removed, with the reason in the notice line.
+  function showRecs(recs, expired) {
     view.recs = recs;
+    view.recsById = {};
+    recs.forEach(function (rec) { view.recsById[rec.id] = rec; });
     var box = $("recommendations");
-    box.textContent = "";
-    if (!recs.length) { box.appendChild(el("p", { "class": "muted" }, "No action beats doing nothing at this step.")); }
-    recs.forEach(function (rec) {
-      var figures = rec.figures || {};
-      var card = el("article", { id: "rec-" + rec.id, "class": "rec-card rec-" + rec.status, "data-step": rec.step,
-        "data-substations": (figures.substations || []).join(",") });
-      var head = el("header");
-      head.appendChild(el("strong", {}, "#" + (rec.rank + 1) + " "));
-      head.appendChild(el("span", { "class": "source source-" + rec.source }, SOURCE_WORDS[rec.source] || rec.source));
-      if (rec.confidence > 0) { head.appendChild(el("span", { "class": "confidence" }, " confidence " + (rec.confidence * 100).toFixed(1) + "%")); }
-      head.appendChild(el("span", { "class": "rec-status" }, " " + rec.status));
-      card.appendChild(head);
-      if (figures.rank_reason) { card.appendChild(el("p", { "class": "rec-why muted" }, figures.rank_reason)); }
-      card.appendChild(el("p", { "class": "rec-action" }, rec.description));
-      var facts = "max rho " + pct(rec.max_rho_before) + " → " + pct(rec.max_rho_after);
-      if (rec.lines_relieved.length) { facts += " · relieves " + lineList(rec.lines_relieved); }
-      if (rec.new_overloads.length) { facts += " · creates overloads on " + lineList(rec.new_overloads); }
-      if (!rec.lines_relieved.length && !rec.new_overloads.length) { facts += " · no overload relieved or created"; }
-      card.appendChild(el("p", { "class": "rec-facts" }, facts));
-      card.appendChild(el("p", { "class": "rec-n1" + (figures.n1 && !figures.n1.secure ? " warn" : "") }, n1Words(figures.n1)));
-      card.appendChild(lookAheadBox(figures.look_ahead));
-      if (rec.error) { card.appendChild(el("p", { "class": "error" }, rec.error)); }
-      if (rec.explanation_status) {
-        var words = rec.explanation_status === "pending" ? "asking the LLM…" :
-          rec.explanation + (rec.explanation_model ? " — " + rec.explanation_model : "");
-        card.appendChild(el("p", { "class": "explanation explanation-" + rec.explanation_status }, words));
-      }
-      card.addEventListener("mouseenter", function () { highlight(figures.substations || [], figures.n1); });
-      card.addEventListener("mouseleave", function () { highlight([], null); });
-      if (config.canOperate) {
-        var actions = el("div", { "class": "actions" });
-        var open = rec.status === "open";
-        [["accept", "Accept"], ["reject", "Reject"], ["whatif", "What-if"], ["explain", "Explain"]].forEach(function (pair) {
-          var b = el("button", { type: "button", "class": pair[0] }, pair[1]);
-          if ((pair[0] === "accept" || pair[0] === "reject") && !open) { b.disabled = true; }
-          b.addEventListener("click", function () { onCard(pair[0], rec); });
-          actions.appendChild(b);
-        });
-        card.appendChild(actions);
-      }
-      box.appendChild(card);
+    var empty = box.querySelector(".no-recs");
+    if (empty) { empty.remove(); }
+    Array.prototype.slice.call(box.querySelectorAll(".rec-card")).forEach(function (card) {
+      if (!view.recsById[card.dataset.id]) { card.remove(); }
+    });
+    (expired || []).forEach(function (gone) {
+      notice("Card «" + gone.description + "» expired: " + gone.reason);
+    });
+    if (!recs.length) { box.appendChild(el("p", { "class": "muted no-recs" }, "No action beats doing nothing at this step.")); }
+    recs.forEach(function (rec, i) {
+      var card = $("rec-" + rec.id) || newCard(rec);
+      fillCard(card, rec);
+      if (box.children[i] !== card) { box.insertBefore(card, box.children[i] || null); }
     });
   }
+  function newCard(rec) {
+    var card = el("article", { id: "rec-" + rec.id, "data-id": rec.id, tabindex: "0" });
+    card.appendChild(el("div", { "class": "rec-body" }));
+    card.addEventListener("mouseenter", function () {
+      var figures = (view.recsById[rec.id] || {}).figures || {};
+      highlight(figures.substations || [], figures.n1);
+    });
+    card.addEventListener("mouseleave", function () { highlight([], null); });
+    if (config.canOperate) {
+      var actions = el("div", { "class": "actions" });
+      [["accept", "Accept (a)"], ["reject", "Reject (r)"], ["whatif", "What-if"], ["explain", "Explain"]].forEach(function (pair) {
+        var b = el("button", { type: "button", "class": pair[0] }, pair[1]);
+        b.addEventListener("click", function () { onCard(pair[0], view.recsById[rec.id]); });
+        actions.appendChild(b);
+      });
+      card.appendChild(actions);
+    }
+    return card;
+  }
+  function fillCard(card, rec) {
+    var figures = rec.figures || {};
+    card.className = "rec-card rec-" + rec.status;
+    card.dataset.step = rec.step;
+    card.dataset.firstStep = rec.first_step;
+    card.dataset.substations = (figures.substations || []).join(",");
+    var body = el("div", { "class": "rec-body" });
+    var head = el("header");
+    head.appendChild(el("strong", {}, "#" + (rec.rank + 1) + " "));
+    head.appendChild(el("span", { "class": "source source-" + rec.source }, SOURCE_WORDS[rec.source] || rec.source));
+    if (rec.confidence > 0) { head.appendChild(el("span", { "class": "confidence" }, " confidence " + (rec.confidence * 100).toFixed(1) + "%")); }
+    head.appendChild(el("span", { "class": "rec-status" }, " " + rec.status));
+    var lasted = view.step - rec.first_step;
+    head.appendChild(el("span", { "class": "rec-age muted",
+      title: "first shown at step " + rec.first_step + "; re-simulated at every step since" },
+      lasted > 0 ? " · valid for " + lasted + " step" + (lasted > 1 ? "s" : "") + " (since step " + rec.first_step + ")" : " · new"));
+    body.appendChild(head);
+    if (figures.rank_reason) { body.appendChild(el("p", { "class": "rec-why muted" }, figures.rank_reason)); }
+    body.appendChild(el("p", { "class": "rec-action" }, rec.description));
+    var facts = "max rho " + pct(rec.max_rho_before) + " → " + pct(rec.max_rho_after);
+    if (rec.lines_relieved.length) { facts += " · relieves " + lineList(rec.lines_relieved); }
+    if (rec.new_overloads.length) { facts += " · creates overloads on " + lineList(rec.new_overloads); }
+    if (!rec.lines_relieved.length && !rec.new_overloads.length) { facts += " · no overload relieved or created"; }
+    body.appendChild(el("p", { "class": "rec-facts" }, facts));
+    body.appendChild(el("p", { "class": "rec-n1" + (figures.n1 && !figures.n1.secure ? " warn" : "") }, n1Words(figures.n1)));
+    body.appendChild(lookAheadBox(figures.look_ahead));
+    if (rec.error) { body.appendChild(el("p", { "class": "error" }, rec.error)); }
+    if (rec.explanation_status) {
+      var words = rec.explanation_status === "pending" ? "asking the LLM…" :
+        rec.explanation + (rec.explanation_model ? " — " + rec.explanation_model : "");
+      body.appendChild(el("p", { "class": "explanation explanation-" + rec.explanation_status }, words));
+    }
+    card.replaceChild(body, card.querySelector(".rec-body"));
+    var open = rec.status === "open";
+    card.querySelectorAll("button.accept, button.reject").forEach(function (b) { b.disabled = !open; });
+  }
+  // keyboard: 1-9 focus a card, then a accepts and r rejects the focused card
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) { return; }
+    var target = event.target;
+    if (target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) { return; }
+    var cards = $("recommendations").querySelectorAll(".rec-card");
+    if (/^[1-9]$/.test(event.key) && cards[Number(event.key) - 1]) {
+      cards[Number(event.key) - 1].focus();
+      return;
+    }
+    var card = target && target.closest ? target.closest(".rec-card") : null;
+    if (!card || !config.canOperate) { return; }
+    var rec = view.recsById[card.dataset.id];
+    if (rec && rec.status === "open" && (event.key === "a" || event.key === "r")) {
+      event.preventDefault();
+      onCard(event.key === "a" ? "accept" : "reject", rec);
+    }
+  });
   function highlight(substations, n1) {
     view.highlight = substations;
     diagram.dataset.highlight = substations.join(",");
@@ -268,6 +319,7 @@
   }
   function onCard(what, rec) {
     if (what === "accept" || what === "reject") {
+      if (!rec) { notice("This card has expired.", true); return; }
       post(config.urls.decide, { recommendation: rec.id, step: rec.step, decision: what }).then(function (data) {
         notice(what === "accept" ? "Accepted: «" + rec.description + "» will be played at the next step." : "Rejected.");
       }, function (e) { notice(e.message, true); });
@@ -407,10 +459,12 @@
       drawState(message.stepped_at);
       showAssessment(message.assessment);
       Plotly.extendTraces(timeline, { x: [[message.step], [message.step]], y: [[view.state.max_rho], [view.state.overloads.length]] }, [0, 1]);
-      showRecs(message.recommendations);
+      showRecs(message.recommendations, message.expired);
       addAlarms(message.alarms);
       if (message.applied) {
         var d = message.applied;
+        // the decision played to reach this step, now applied (or refused): update it in the list
+        showDecisions([d].concat((view.decisions || []).filter(function (o) { return o.id !== d.id; })));
         notice("Step " + message.step + ": «" + d.description + "» " + d.status + " (" + d.decided_by + ")" +
           (d.outcome && d.outcome.refused ? ": " + d.outcome.refused : ""), d.status !== "applied");
       }

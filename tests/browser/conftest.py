@@ -105,6 +105,11 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
+DAPHNE_START_S = 240
+"""how long daphne may take to listen: seconds when idle, over a minute on a loaded machine (a wait
+until ready, never a fixed wait)"""
+
+
 @pytest.fixture
 def server(process_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     port = _free_port()
@@ -116,7 +121,7 @@ def server(process_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + DAPHNE_START_S
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
             break
@@ -124,7 +129,7 @@ def server(process_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
             raise RuntimeError(f"daphne exited: {(tmp_path / 'daphne.log').read_text()[-2000:]}")
         time.sleep(0.2)
     else:
-        raise RuntimeError("daphne did not start listening within 60 s")
+        raise RuntimeError(f"daphne did not start listening within {DAPHNE_START_S} s")
     yield f"http://127.0.0.1:{port}"
     _stop(process)
     log.close()

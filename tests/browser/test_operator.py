@@ -211,3 +211,47 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
     (artifacts / "latency.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures))
     assert in_thread(lambda: LiveSession.objects.get(pk=session_id).status) == "running"
+
+
+def test_at_one_step_a_second_a_lasting_card_is_accepted_from_the_keyboard_without_pausing(
+    process_env, server, live_worker, artifacts, tmp_path
+):
+    """The card stays (same element, figures re-simulated each step) while its situation lasts:
+    at one step per second the operator accepts it, from the keyboard, over 10 s after it first
+    appeared, and the decision is played and recorded on the step it was taken."""
+    session_id = in_thread(lambda: _set_up(tmp_path))
+    with browser(tmp_path) as page:
+        log_in(page, server, "op", PASSWORD)
+        page.goto(f"{server}/live/{session_id}/")
+        # wait for a card that has lasted ten steps (ten seconds), still open
+        lasted = (
+            "() => { const step = Number(document.getElementById('diagram').dataset.step);"
+            " return [...document.querySelectorAll('.rec-card.rec-open')].some(c =>"
+            " !c.querySelector('.error') && step - Number(c.dataset.firstStep) >= 10); }"
+        )
+        page.wait_for_function(lasted, timeout=120_000)
+        card_id = page.evaluate(
+            "() => { const step = Number(document.getElementById('diagram').dataset.step);"
+            " return [...document.querySelectorAll('.rec-card.rec-open')].find(c =>"
+            " !c.querySelector('.error') && step - Number(c.dataset.firstStep) >= 10).dataset.id; }"
+        )
+        first_step = int(page.get_attribute(f"#rec-{card_id}", "data-first-step"))
+        lasting = page.locator(f"#rec-{card_id}.rec-open")
+        assert lasting.count() == 1, "the card expired before it lasted 10 s"
+        assert "valid for" in lasting.locator(".rec-age").text_content()
+        assert lasting.locator(".rec-why").text_content().startswith("#")
+        description = lasting.locator(".rec-action").text_content()
+        page.screenshot(path=artifacts / "07-lasting-card.png", full_page=True)
+        rank = [c.get_attribute("data-id") for c in page.locator(".rec-card").all()].index(card_id) + 1
+        page.keyboard.press(str(rank))
+        page.keyboard.press("a")
+        page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('Accepted')")
+        page.wait_for_function(
+            "() => document.querySelector('#decisions .decision-applied') !== null", timeout=30_000
+        )
+        assert description in page.text_content("#decisions")
+        page.screenshot(path=artifacts / "08-accepted-without-pausing.png", full_page=True)
+    decision = in_thread(lambda: Decision.objects.get(session_id=session_id))
+    assert decision.status == "applied" and decision.applied_step == decision.step + 1
+    assert decision.step >= first_step + 10 and decision.figures_seen["shown_since_step"] == first_step
+    assert in_thread(lambda: LiveSession.objects.get(pk=session_id).status) == "running"

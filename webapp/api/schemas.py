@@ -56,7 +56,12 @@ class SessionPage(PageMeta):
 
 class RecommendationOut(Schema):
     id: int
-    step: int
+    step: int = Field(
+        description="the step its figures are for: a card is re-simulated at each step it lasts"
+    )
+    first_step: int = Field(
+        description="the step it first appeared; decide on it with any step from this one on"
+    )
     rank: int
     action: dict[str, Any] = Field(description="the action, as the what-if and apply endpoints take it")
     description: str
@@ -77,6 +82,7 @@ class RecommendationOut(Schema):
     explanation_status: str
     explanation: str
     explanation_model: str
+    expired_because: str = Field("", description="why it expired (empty while open)")
 
 
 class AlarmOut(Schema):

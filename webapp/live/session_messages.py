@@ -40,6 +40,7 @@ def recommendation_dict(rec: LiveRecommendation) -> dict[str, Any]:
     return {
         "id": rec.pk,
         "step": rec.step,
+        "first_step": rec.first_step if rec.first_step is not None else rec.step,
         "rank": rec.rank,
         "action": rec.action,
         "description": rec.description,
@@ -55,6 +56,7 @@ def recommendation_dict(rec: LiveRecommendation) -> dict[str, Any]:
         "explanation_status": rec.explanation_status,
         "explanation": rec.explanation,
         "explanation_model": rec.explanation_model,
+        "expired_because": rec.expired_because,
     }
 
 
@@ -95,6 +97,7 @@ def step_message(
     recommendations: list[LiveRecommendation],
     alarms: list[Alarm],
     applied: Decision | None,
+    expired: list[LiveRecommendation] = (),
 ) -> dict[str, Any]:
     return {
         "kind": "step",
@@ -108,4 +111,14 @@ def step_message(
         "recommendations": [recommendation_dict(r) for r in recommendations],
         "alarms": [alarm_dict(a) for a in alarms],
         "applied": decision_dict(applied) if applied is not None else None,
+        # cards that were open and are not any more, each with the reason
+        "expired": [
+            {
+                "id": r.pk,
+                "description": r.description,
+                "first_step": r.first_step,
+                "reason": r.expired_because,
+            }
+            for r in expired
+        ],
     }

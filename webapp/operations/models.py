@@ -137,8 +137,16 @@ class ExplanationStatus(models.TextChoices):
 
 
 class LiveRecommendation(models.Model):
+    """A card. It lasts as long as its situation: while the pipeline recommends the same action
+    at each step, the card is re-simulated and updated in place (``step`` is the step of its
+    figures, ``first_step`` the step it first appeared), and it expires with the reason when it is
+    no longer among the cards (``expired_because``)."""
+
     session = models.ForeignKey(LiveSession, on_delete=models.CASCADE, related_name="recommendations")
-    step = models.PositiveIntegerField()
+    step = models.PositiveIntegerField(
+        help_text="the step its figures are for (the latest it was simulated at)"
+    )
+    first_step = models.PositiveIntegerField(null=True, blank=True, help_text="the step it first appeared")
     rank = models.PositiveSmallIntegerField()
     action = models.JSONField(help_text="the action as ace_core.live.parse_action reads it")
     description = models.CharField(max_length=500)
@@ -162,6 +170,7 @@ class LiveRecommendation(models.Model):
     )
     explanation = models.TextField(blank=True)
     explanation_model = models.CharField(max_length=200, blank=True)
+    expired_because = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["session", "step", "rank"]

@@ -47,8 +47,9 @@ def test_accepting_the_top_recommendation_is_the_consoles_decision(api_as, opera
     assert top["rank"] == 0 and top["max_rho_before"] > 0 and "lines_relieved" in top
     url = f"/sessions/{fed_session.pk}/recommendations/{top['id']}/decision"
 
-    stale = assert_error_shape(api.post(url, {"decision": "accept", "step": recs["step"] - 1}), 400)
-    assert "stale" in stale["error"]
+    # a step the card was never shown at (it lasts from its first step to the current one)
+    stale = assert_error_shape(api.post(url, {"decision": "accept", "step": recs["step"] + 1}), 400)
+    assert f"was shown from step {top['first_step']} to {recs['step']}, not at step" in stale["error"]
     accepted = api.post(url, {"decision": "accept", "step": recs["step"], "comment": "via the EMS"})
     assert accepted.status_code == 200, accepted.content
     decision = Decision.objects.get(pk=accepted.json()["id"])

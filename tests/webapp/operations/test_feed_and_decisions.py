@@ -118,12 +118,14 @@ def test_an_accepted_recommendation_is_played_at_the_next_step_and_audited(make_
 def test_decisions_on_a_stale_step_or_twice_are_refused(make_session, operator, make_user):
     session = make_session()
     run_feed(session, 2)
-    old = LiveRecommendation.objects.filter(session=session, step=1).first()
-    with pytest.raises(StaleStepError, match="step 1 is stale: the grid is now at step 2"):
+    current = list(
+        LiveRecommendation.objects.filter(session=session, step=2, status=RecommendationStatus.OPEN, error="")
+    )
+    first = current[0].first_step
+    with pytest.raises(StaleStepError, match=f"was shown from step {first} to 2, not at step 5"):
         recommendation_decide(
-            session_id=session.pk, recommendation_id=old.pk, user=operator, step=1, decision="accept"
+            session_id=session.pk, recommendation_id=current[0].pk, user=operator, step=5, decision="accept"
         )
-    current = list(LiveRecommendation.objects.filter(session=session, step=2, error="").order_by("rank"))
     recommendation_decide(
         session_id=session.pk, recommendation_id=current[0].pk, user=operator, step=2, decision="accept"
     )
@@ -273,3 +275,59 @@ def test_a_session_needs_a_deployed_policy_and_valid_settings(engineer, deployme
 def test_no_session_without_a_deployed_policy(engineer):
     with pytest.raises(OperationsError, match="no policy is deployed"):
         session_start(user=engineer, scenario_index=0)
+
+
+def test_a_card_lasts_while_its_situation_does_and_expires_with_the_reason(make_session, operator):
+    session = make_session()
+    run_feed(session, 1)
+    seen_at_1 = {r.pk: r.description for r in LiveRecommendation.objects.filter(session=session, step=1)}
+    run_feed(session, 3)
+    # the same cards, re-simulated at each step: their ids and first step kept, their figures new
+    cards = list(LiveRecommendation.objects.filter(session=session, status=RecommendationStatus.OPEN))
+    assert {r.pk: r.description for r in cards} == seen_at_1
+    assert all(r.step == 4 and r.first_step == 0 for r in cards)
+    assert LiveRecommendation.objects.filter(session=session).count() == len(cards)
+    # the operator saw the card at step 1: the decision is taken on step 4 with step 4's figures
+    rec = next(r for r in cards if not r.error)
+    decision = recommendation_decide(
+        session_id=session.pk, recommendation_id=rec.pk, user=operator, step=1, decision="accept"
+    )
+    assert decision.step == 4 and decision.figures_seen["shown_since_step"] == 0
+    assert decision.figures_seen["action"]["max_rho_after"] == rec.max_rho_after
+    assert decision.figures_seen["action"]["rank_reason"] == rec.figures["rank_reason"]
+    run_feed(session, 1)
+    decision.refresh_from_db()
+    assert decision.status == DecisionStatus.APPLIED and decision.applied_step == 5
+    # ending the session expires the cards still open, with the reason; none can be decided on
+    session_control(session_id=session.pk, user=operator, command="stop")
+    expired = list(LiveRecommendation.objects.filter(session=session, status=RecommendationStatus.EXPIRED))
+    assert expired and all(r.expired_because for r in expired)
+    assert not LiveRecommendation.objects.filter(session=session, status=RecommendationStatus.OPEN).exists()
+    with pytest.raises(OperationsError):
+        recommendation_decide(
+            session_id=session.pk, recommendation_id=expired[0].pk, user=operator, step=5, decision="accept"
+        )
+
+
+def test_a_card_that_leaves_the_cards_expires_with_why_and_cannot_be_accepted(make_session, operator):
+    session = make_session()
+    run_feed(session, 2)
+    cards = list(LiveRecommendation.objects.filter(session=session, status=RecommendationStatus.OPEN))
+    accepted, *others = [r for r in cards if not r.error]
+    recommendation_decide(
+        session_id=session.pk, recommendation_id=accepted.pk, user=operator, step=2, decision="accept"
+    )
+    run_feed(session, 3)  # the grid changed: cards for the old grid leave or stay, each for a reason
+    for rec in LiveRecommendation.objects.filter(pk__in=[r.pk for r in others]):
+        if rec.status == RecommendationStatus.EXPIRED:
+            assert rec.expired_because and rec.step < 5
+            with pytest.raises(StaleStepError, match=f"recommendation {rec.pk} expired at step {rec.step}: "):
+                recommendation_decide(
+                    session_id=session.pk,
+                    recommendation_id=rec.pk,
+                    user=operator,
+                    step=rec.step,
+                    decision="accept",
+                )
+        else:
+            assert rec.status == RecommendationStatus.OPEN and rec.step == 5

@@ -88,7 +88,10 @@ async def test_the_console_socket_sends_a_snapshot_then_each_step(make_session, 
     assert [m["step"] for m in steps] == [2, 3]
     assert all(m["kind"] == "step" and m["state"]["delta"] for m in steps)  # deltas, not full states
     assert len(steps[0]["state"]["rho"]) == 20 and "bus" not in steps[0]["state"]
-    assert steps[0]["recommendations"][0]["step"] == 2 and steps[0]["stepped_at"] > 0
+    # the cards last: the latest step carries them, re-simulated, with the ids the snapshot had
+    latest = steps[-1]["recommendations"]
+    assert latest[0]["step"] == 3 and steps[0]["stepped_at"] > 0
+    assert {r["id"] for r in latest} & {r["id"] for r in snapshot["recommendations"]}
     assert steps[0]["assessment"]["security"]["n1"]["status"]
     assert steps[0]["assessment"]["forecast"]["kind"] == "perfect"
     await socket.disconnect()

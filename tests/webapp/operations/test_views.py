@@ -72,8 +72,8 @@ def test_console_endpoints_refuse_bad_input_with_the_reason(make_session, operat
     assert response.status_code == 200 and response.json()["what_if"]["legal"]
     decide = reverse("operations:decide", args=[session.pk])
     rec = LiveRecommendation.objects.filter(session=session, step=1, error="").first()
-    response = _post(client, decide, {"recommendation": rec.pk, "step": 0, "decision": "accept"})
-    assert response.status_code == 400 and "step 0 is stale" in response.json()["error"]
+    response = _post(client, decide, {"recommendation": rec.pk, "step": 7, "decision": "accept"})
+    assert response.status_code == 400 and "not at step 7" in response.json()["error"]
     response = _post(client, decide, {"recommendation": rec.pk, "step": "1", "decision": "accept"})
     assert (
         response.status_code == 400

@@ -46,9 +46,9 @@ def _send_panel(session_id: int) -> None:
         send_now(session_messages.group_name(session_id), selectors.panel(session=session))
 
 
-def expire_open_recommendations(session: LiveSession) -> None:
+def expire_open_recommendations(session: LiveSession, reason: str) -> None:
     LiveRecommendation.objects.filter(session=session, status=RecommendationStatus.OPEN).update(
-        status=RecommendationStatus.EXPIRED
+        status=RecommendationStatus.EXPIRED, expired_because=reason[:500]
     )
 
 
@@ -56,7 +56,7 @@ def session_end(session: LiveSession, status: str, *, reason: str, now: datetime
     """End the session (finished, stopped or failed) and expire what was left to decide; returns
     the fields changed (the caller saves)."""
     fields = session.mark_ended(status, reason=reason, now=now)
-    expire_open_recommendations(session)
+    expire_open_recommendations(session, f"the session ended: {reason}")
     return fields
 
 

@@ -72,17 +72,27 @@ def _decision_create(**fields: Any) -> Decision:
 def _decidable(
     session: LiveSession, *, recommendation_id: int, step: int, decision: str
 ) -> LiveRecommendation:
-    """The recommendation, if ``decision`` may be taken on it now (or the reason it may not)."""
+    """The recommendation, if ``decision`` may be taken on it now (or the reason it may not).
+
+    A card lasts while its situation does, re-simulated at each step: ``step`` is a step the
+    operator saw it at, from its first step to the current one, and the decision is taken on the
+    current step's figures (so a click that crosses a step still lands while the card is open)."""
     rec = LiveRecommendation.objects.filter(pk=recommendation_id, session=session).first()
     if rec is None:
         raise OperationsError(f"recommendation {recommendation_id} is not one of session {session.pk}'s")
-    _check_current(session, step)
-    if rec.step != step:
+    _check_current(session, session.current_step)
+    if rec.status == RecommendationStatus.EXPIRED or rec.step != session.current_step:
+        why = f": {rec.expired_because}" if rec.expired_because else ""
         raise StaleStepError(
-            f"recommendation {rec.pk} was made for step {rec.step}, not the current step {step}"
+            f"recommendation {rec.pk} expired at step {rec.step}{why}; decide on the current cards"
+        )
+    first = rec.first_step if rec.first_step is not None else rec.step
+    if not first <= step <= session.current_step:
+        raise StaleStepError(
+            f"recommendation {rec.pk} was shown from step {first} to {session.current_step}, not at step {step}"
         )
     if decision == "accept":
-        _check_free(session, step)
+        _check_free(session, session.current_step)
         if rec.error:
             raise OperationsError(f"this recommendation cannot be played: {rec.error}")
     elif rec.status == RecommendationStatus.ACCEPTED:
@@ -108,6 +118,7 @@ def recommendation_decide(
     check_comment(comment)
     session = locked_session(session_id)
     rec = _decidable(session, recommendation_id=recommendation_id, step=step, decision=decision)
+    step = session.current_step  # the step it is decided on, with that step's figures
     seen = seen_for_recommendation(session, rec)
     made = _decision_create(
         session=session,

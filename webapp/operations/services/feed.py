@@ -9,6 +9,7 @@ over (the owner fell silent), the old owner's writes are refused with :class:`Lo
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,11 +30,11 @@ from webapp.operations.models import (
     DecisionStatus,
     LiveRecommendation,
     LiveSession,
+    RecommendationStatus,
     SessionStatus,
     SessionStep,
 )
 from webapp.operations.services.common import (
-    expire_open_recommendations,
     locked_session,
     owned_session,
     session_changed,
@@ -130,8 +131,7 @@ def step_record(
         assessment=result.assessment,
         stepped_at=now,
     )
-    expire_open_recommendations(session)
-    recs = _recommendations_create(session, result=result, space=space)
+    recs, expired = _recommendations_carry(session, result=result, space=space)
     raised = Alarm.objects.bulk_create(
         [Alarm(session=session, step=result.step, raised_at=now, **alarm) for alarm in alarms]
     )
@@ -145,23 +145,98 @@ def step_record(
         recommendations=recs if not result.done else [],
         alarms=raised,
         applied=applied,
+        expired=expired,
     )
 
 
-def _recommendations_create(session: LiveSession, *, result: StepResult, space: Any) -> list:
-    """The step's recommendation cards as rows, ranked, each with its action in absolute form."""
-    return LiveRecommendation.objects.bulk_create(
-        [
-            LiveRecommendation(
-                session=session,
-                step=result.step,
-                rank=rank,
-                action=absolute_action(card.action_index, space).to_dict(),
-                **{k: v for k, v in card_dict(card).items() if k not in ("action_index",)},
+def _recommendations_carry(
+    session: LiveSession, *, result: StepResult, space: Any
+) -> tuple[list[LiveRecommendation], list[LiveRecommendation]]:
+    """The step's cards as rows, ranked, and the cards that expired. A card whose action is still among the cards is the same
+    row, re-simulated (its figures, rank and step updated; its id and first step kept), so an
+    operator can act on it for as long as its situation lasts (a rejected card stays rejected); an
+    open card whose action is no longer among them expires with the reason; a new action gets a
+    new row."""
+    open_cards = {
+        _action_key(rec.action): rec
+        for rec in LiveRecommendation.objects.filter(session=session, status=RecommendationStatus.OPEN)
+    }
+    # a card the operator rejected stays rejected while it is still among the cards
+    rejected = {
+        _action_key(rec.action): rec
+        for rec in LiveRecommendation.objects.filter(
+            session=session, status=RecommendationStatus.REJECTED, step=session.current_step
+        )
+    }
+    kept, created = [], []
+    for rank, card in enumerate(result.cards):
+        action = absolute_action(card.action_index, space).to_dict()
+        fields = {k: v for k, v in card_dict(card).items() if k != "action_index"}
+        rec = open_cards.pop(_action_key(action), None) or rejected.get(_action_key(action))
+        if rec is None:
+            created.append(
+                LiveRecommendation(
+                    session=session,
+                    step=result.step,
+                    first_step=result.step,
+                    rank=rank,
+                    action=action,
+                    **fields,
+                )
             )
-            for rank, card in enumerate(result.cards)
-        ]
-    )
+            continue
+        for name, value in {"step": result.step, "rank": rank, **fields}.items():
+            setattr(rec, name, value)
+        kept.append(rec)
+    if kept:
+        LiveRecommendation.objects.bulk_update(kept, ["step", "rank", *CARD_FIELDS])
+    reasons = _expiry_reasons(result, space)
+    for rec in open_cards.values():
+        rec.status = RecommendationStatus.EXPIRED
+        rec.expired_because = reasons.get(_action_key(rec.action)) or _expiry_default(result)
+    expired = list(open_cards.values())
+    LiveRecommendation.objects.bulk_update(expired, ["status", "expired_because"])
+    shown = sorted([*kept, *LiveRecommendation.objects.bulk_create(created)], key=lambda rec: rec.rank)
+    return shown, expired
+
+
+CARD_FIELDS = (
+    "description",
+    "confidence",
+    "source",
+    "max_rho_before",
+    "max_rho_after",
+    "lines_relieved",
+    "new_overloads",
+    "error",
+    "figures",
+)
+"""what a card's re-simulation updates"""
+
+
+def _action_key(action: dict[str, Any]) -> str:
+    return json.dumps(action, sort_keys=True)
+
+
+def _expiry_reasons(result: StepResult, space: Any) -> dict[str, str]:
+    """Why each action the pipeline judged but did not show is not a card now, by action key."""
+    assessment = result.assessment or {}
+    reasons = {}
+    for entry in assessment.get("also_safe", []):
+        key = _action_key(absolute_action(entry["action_index"], space).to_dict())
+        reasons[key] = "outranked: the cards shown are safer"
+    for entry in assessment.get("rejected", []):
+        key = _action_key(absolute_action(entry["action_index"], space).to_dict())
+        reasons[key] = f"no longer safer than doing nothing: {entry['rejected_because']}"
+    return reasons
+
+
+def _expiry_default(result: StepResult) -> str:
+    if result.done:
+        return "the scenario ended" if result.finished else "the grid failed"
+    if not result.state["overloads"] and not result.cards:
+        return "the situation cleared: no line is overloaded and doing nothing is safest"
+    return "no longer proposed by the policy or the expert"
 
 
 def _settle(applied: Decision, *, session: LiveSession, result: StepResult, refusal: str) -> None:

@@ -78,6 +78,7 @@ def seen_for_recommendation(session: LiveSession, rec: LiveRecommendation) -> di
         "grid": _grid_figures(session, rec.step),
         "source": rec.source,
         "confidence": rec.confidence,
+        "shown_since_step": rec.first_step if rec.first_step is not None else rec.step,
     }
 
 
