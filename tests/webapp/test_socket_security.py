@@ -11,12 +11,14 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.contrib.sessions.models import Session
+from django.db import OperationalError
 from django.urls import reverse
 from django.utils import timezone
 
 from tests.webapp.conftest import client_for, communicator
+from webapp.live import relay
 from webapp.routing import NOT_FOUND_CLOSE_CODE
-from webapp.socket_security import SESSION_ENDED
+from webapp.socket_security import SESSION_ENDED, session_still_valid
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -121,6 +123,30 @@ async def test_an_open_socket_closes_when_its_session_ends(reviewer, settings, e
     assert connected
     await _open_for(socket, 1.2)  # a few checks pass while the session is valid
     await sync_to_async(end)(client, reviewer, cookie)
+    closed = await _closed_within(socket, 5)
+    assert closed["code"] == SESSION_ENDED
+    await socket.disconnect()
+
+
+async def test_the_session_check_goes_on_after_a_database_error(reviewer, settings, monkeypatch):
+    # a check during a database restart killed the checking task: the socket then stayed open
+    # after a logout
+    settings.GRIDACE_SOCKET_SESSION_CHECK_SECONDS = 0.3
+    client, cookie = await sync_to_async(_signed_in)(reviewer)
+    errors = [OperationalError("the database system is shutting down")]
+
+    def check_after_a_restart(session_key, user_pk):
+        if errors:
+            raise errors.pop()
+        return session_still_valid(session_key, user_pk)
+
+    monkeypatch.setattr(relay, "session_still_valid", check_after_a_restart)
+    socket = communicator("/ws/review/", _headers(cookie, "http://localhost", "localhost"))
+    connected, _ = await socket.connect()
+    assert connected
+    await _open_for(socket, 1.0)  # the failed check closes nothing; the next ones pass
+    assert not errors
+    await sync_to_async(_end_by_logout)(client, reviewer, cookie)
     closed = await _closed_within(socket, 5)
     assert closed["code"] == SESSION_ENDED
     await socket.disconnect()

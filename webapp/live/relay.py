@@ -25,6 +25,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 
 from webapp.accounts.permissions import socket_user_may
 from webapp.live import broadcast
@@ -64,7 +65,15 @@ class RelayConsumer(AsyncWebsocketConsumer):
         # join before reading the opening messages, so nothing falls between the two (pages
         # drop what they already have)
         await self.channel_layer.group_add(self.group, self.channel_name)
-        opening = await database_sync_to_async(self.opening)()
+        try:
+            opening = await database_sync_to_async(self.opening)()
+        except BaseException:
+            # failed, or killed: daphne cancels a consumer still connecting once its client has
+            # been gone for application_close_timeout (a busy thread pool), and disconnect() never
+            # runs. A member left in the group would get its messages for a day, and
+            # channels_redis keeps up to `capacity` of them per dead channel in this process.
+            await asyncio.shield(self.channel_layer.group_discard(self.group, self.channel_name))
+            raise
         if opening is None:
             await self.close()
             return
@@ -115,7 +124,13 @@ class RelayConsumer(AsyncWebsocketConsumer):
         user_pk = self.scope["user"].pk
         while True:
             await asyncio.sleep(settings.GRIDACE_SOCKET_SESSION_CHECK_SECONDS)
-            if not await database_sync_to_async(session_still_valid)(session_key, user_pk):
+            try:
+                valid = await database_sync_to_async(session_still_valid)(session_key, user_pk)
+            except DatabaseError:
+                # the database restarts (nobody can log out meanwhile): check again next period,
+                # instead of this task dying and the socket never being checked again
+                continue
+            if not valid:
                 if self.relay is not None:
                     self.relay.cancel()
                 await self.close(code=SESSION_ENDED)

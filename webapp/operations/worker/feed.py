@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import InterfaceError, OperationalError, close_old_connections, connections
 
 from ace_core.live import DO_NOTHING, LiveGrid, alarms_between, grid_layout, parse_action, security_alarms
 from webapp.live.broadcast import BackgroundPublisher
@@ -28,6 +28,9 @@ from webapp.operations.errors import LostOwnershipError
 from webapp.operations.models import SessionStatus
 
 logger = logging.getLogger(__name__)
+
+DATABASE_AWAY = (OperationalError, InterfaceError)
+"""what a restarted database or a dropped connection raises"""
 
 
 class SessionFeed:
@@ -51,6 +54,11 @@ class SessionFeed:
             self._run(max_steps)
         except LostOwnershipError:
             logger.info("session %s was taken over by another worker", self.session_id)
+        except DATABASE_AWAY:
+            # Not the session's fault (a restart, a dropped connection): failing it would end it
+            # for good. The feed stops; its worker hands the session back and claims it again,
+            # and it resumes from its recorded steps.
+            logger.warning("live session %s stopped: the database connection failed", self.session_id)
         except Exception as error:
             logger.exception("live session %s failed", self.session_id)
             services.session_fail(
@@ -161,13 +169,16 @@ class FeedWorker:
         self.stopping = threading.Event()
 
     def poll_once(self) -> list[int]:
+        close_old_connections()
         for session_id, (_, thread) in list(self.feeds.items()):
             if not thread.is_alive():
+                # A feed that stopped on an error still holds its claim, and a worker never claims
+                # its own sessions: hand it back so that one is claimed again at once.
+                services.session_release(session_id=session_id, worker_token=self.worker_token)
                 del self.feeds[session_id]
         room = self.max_sessions - len(self.feeds)
         if room <= 0:
             return []
-        close_old_connections()
         claimed = services.sessions_claim(worker_token=self.worker_token, limit=room)
         for session_id in claimed:
             feed = SessionFeed(
@@ -184,7 +195,10 @@ class FeedWorker:
     def run(self) -> None:
         try:
             while not self.stopping.is_set():
-                self.poll_once()
+                try:
+                    self.poll_once()
+                except DATABASE_AWAY:  # the database restarts: keep polling until it is back
+                    logger.warning("live feed %s: the database is unavailable", self.worker_token[:8])
                 self.stopping.wait(settings.GRIDACE_LIVE_POLL_SECONDS * 5)
         finally:
             self.shutdown()

@@ -160,16 +160,20 @@ def run_fail(*, run_id: int, worker_token: str, error: str) -> TrainingRun | Non
     return run
 
 
+RELEASED_ON_SHUTDOWN = "the worker shut down; queued again to continue from its last checkpoint"
+
+
 @transaction.atomic
-def run_release(*, run_id: int, worker_token: str) -> TrainingRun | None:
-    """The worker is shutting down (SIGTERM) and the trainer checkpointed: queue the run again
-    so another worker continues it from that checkpoint."""
+def run_release(*, run_id: int, worker_token: str, reason: str = RELEASED_ON_SHUTDOWN) -> TrainingRun | None:
+    """The worker is shutting down (SIGTERM) and the trainer checkpointed, or the attempt lost
+    its database connection (``reason`` says which): queue the run again so a worker continues it
+    from its last checkpoint."""
     run = job_owned(model=TrainingRun, job_id=run_id, worker_token=worker_token)
     if run is None:
         return None
     if run.cancel_requested:
         return run_finish(run_id=run_id, worker_token=worker_token)
-    run.mark_requeued(reason="the worker shut down; queued again to continue from its last checkpoint")
+    run.mark_requeued(reason=reason)
     run.resume = run.checkpoints.exists()
     run.save()
     run_enqueue(run)

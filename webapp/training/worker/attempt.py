@@ -2,7 +2,8 @@
 
 It claims the run, starts the heartbeat, calls the trainer (``settings.GRIDACE_TRAINER``, normally
 :func:`ace_core.training.run`) with the web event sink, and records how the attempt ended:
-finished, failed, or handed back to the queue when the worker itself is stopping.
+finished, failed, or handed back to the queue when the worker itself is stopping or the database
+went away under it (a restart, a dropped connection: not the run's fault).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils.module_loading import import_string
 
 from ace_core.config import TrainConfig
@@ -27,6 +30,9 @@ from webapp.training.worker.heartbeat import Heartbeat
 from webapp.training.worker.sink import WebEventSink
 
 logger = logging.getLogger(__name__)
+
+DATABASE_AWAY = (OperationalError, InterfaceError)
+"""what a restarted database or a dropped connection raises"""
 
 
 def error_text(error: BaseException) -> str:
@@ -77,6 +83,8 @@ def train_attempt(*, run_id: int, attempt: int, worker_id: str) -> dict[str, Any
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             # Forced stop of the worker: the run is not at fault; another worker picks it up.
             run_release(run_id=run_id, worker_token=token)
+        elif isinstance(error, DATABASE_AWAY):
+            _release_when_database_back(run_id=run_id, worker_token=token, error=error)
         else:
             run_fail(run_id=run_id, worker_token=token, error=error_text(error))
             logger.exception("run %s attempt %s failed", run_id, attempt)
@@ -89,6 +97,30 @@ def train_attempt(*, run_id: int, attempt: int, worker_id: str) -> dict[str, Any
         finished = run_finish(run_id=run_id, worker_token=token)
     status = finished.status if finished else "lost ownership"
     return {"run": run_id, "attempt": attempt, "status": status}
+
+
+def _release_when_database_back(*, run_id: int, worker_token: str, error: BaseException) -> None:
+    """Queue the run again (it continues from its last checkpoint) once the database answers:
+    failing it would end it for good. A database still away after half the stale delay raises,
+    and the watchdog resumes the silent run later."""
+    reason = (
+        f"the worker lost the database ({error_text(error)[:300]}); "
+        "queued again to continue from its last checkpoint"
+    )
+    deadline = time.monotonic() + settings.GRIDACE_STALE_AFTER_SECONDS / 2
+    while True:
+        with suppress(DatabaseError):
+            connection.close()  # the broken one: the next query connects again
+        try:
+            released = run_release(run_id=run_id, worker_token=worker_token, reason=reason)
+        except DATABASE_AWAY:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(1.0)
+            continue
+        if released is not None:  # None: the watchdog took the silent run meanwhile
+            logger.warning("run %s: %s", run_id, reason)
+        return
 
 
 def _train(run: TrainingRun, sink: WebEventSink, heartbeat: Heartbeat) -> None:
