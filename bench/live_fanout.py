@@ -28,9 +28,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATABASE = "gridace_bench_live"
+DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 CONNECT_CONCURRENCY = 10  # clients opening at once: a ramp, as real consoles do not all open in one instant
 CONNECT_TIMEOUT_S = 20.0
 STEPPED_AT = re.compile(r'"stepped_at": ?([0-9.]+)')
@@ -114,7 +116,18 @@ class Client:
         reading.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reading
+        await self.close(writer)
+
+    async def close(self, writer: asyncio.StreamWriter) -> None:
         writer.close()
+
+    def on_text(self, text: str, received_ms: float) -> None:
+        """One text message from the server, received at ``received_ms`` (ms since the epoch)."""
+        if self.measuring and text.startswith('{"kind":"step"'):
+            stepped_at = STEPPED_AT.search(text)
+            self.latencies.append(received_ms - float(stepped_at.group(1)))
+            self.message_bytes = len(text)
+            self.steps += 1
 
     async def _read_all(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Reads until cancelled; the receipt time is taken before anything is parsed."""
@@ -125,11 +138,7 @@ class Client:
                 if text is None:
                     self.dropped = "closed by the server"
                     return
-                if self.measuring and text.startswith('{"kind":"step"'):
-                    stepped_at = STEPPED_AT.search(text)
-                    self.latencies.append(received_ms - float(stepped_at.group(1)))
-                    self.message_bytes = len(text)
-                    self.steps += 1
+                self.on_text(text, received_ms)
         except (asyncio.IncompleteReadError, ConnectionError) as error:
             self.dropped = f"{type(error).__name__}"
 
@@ -157,31 +166,30 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--speed", type=float, default=1.0, help="seconds between two grid steps")
-    args = parser.parse_args()
-    if not 1 <= args.clients <= 2000 or not 1 <= args.seconds <= 600:
-        raise SystemExit("accepted: 1 to 2000 clients, 1 to 600 seconds")
-
-    server = os.environ.get("BENCH_DATABASE_SERVER", "postgres://postgres@127.0.0.1:5432")
-    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+def database_create(server: str, database: str) -> None:
+    """A fresh, empty ``database`` on the Postgres ``server`` (dropped first when it exists)."""
     import psycopg
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        admin.execute(f"CREATE DATABASE {DATABASE}")
-    env = {
+        admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {database}")
+
+
+def bench_env(*, database_url: str, redis_url: str, prefix: str, var_dir: Path) -> dict[str, str]:
+    """The environment of this process and of its daphne and live_feed children."""
+    return {
         **os.environ,
-        "DATABASE_URL": f"{server}/{DATABASE}",
+        "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
-        "CHANNEL_LAYER_PREFIX": "gridace-bench",
+        "CHANNEL_LAYER_PREFIX": prefix,
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
-        "GRIDACE_VAR_DIR": str(Path("/tmp") / "gridace-fanout-bench"),
+        "GRIDACE_VAR_DIR": str(var_dir),
         "LIVE_RELAY_FROM_DB": "0",
     }
+
+
+def django_ready(env: dict[str, str]) -> None:
+    """Django set up in this process on ``env``'s database, migrated, with the role groups."""
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     import django
@@ -189,26 +197,34 @@ def main() -> None:
     django.setup()
     from django.conf import settings
     from django.core.management import call_command
-    from django.test import Client as DjangoClient
 
-    from ace_core.live import untrained_policy
-    from webapp.accounts.services import role_groups_sync, user_create_with_role
-    from webapp.jobs.models import JobStatus
-    from webapp.operations.models import LiveSession, SessionStep
-    from webapp.operations.services import session_start
-    from webapp.training.models import Checkpoint, TrainingRun
-    from webapp.training.services.deployment import checkpoint_deploy
+    from webapp.accounts.services import role_groups_sync
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     call_command("migrate", verbosity=0)
     role_groups_sync()
+
+
+def bench_users() -> tuple[Any, Any]:
+    """An engineer (deploys, starts sessions) and an operator (watches)."""
+    from webapp.accounts.services import user_create_with_role
+
     engineer = user_create_with_role(
         username="bench-engineer", password="bench-password-123", role="engineer"
     )
     operator = user_create_with_role(
         username="bench-operator", password="bench-password-123", role="operator"
     )
-    var_dir = Path(env["GRIDACE_VAR_DIR"])
+    return engineer, operator
+
+
+def policy_deploy(engineer: Any, var_dir: Path) -> None:
+    """A policy with random weights for l2rpn_case14_sandbox, deployed by ``engineer``."""
+    from ace_core.live import untrained_policy
+    from webapp.jobs.models import JobStatus
+    from webapp.training.models import Checkpoint, TrainingRun
+    from webapp.training.services.deployment import checkpoint_deploy
+
     run = TrainingRun.objects.create(
         config={},
         env="l2rpn_case14_sandbox",
@@ -219,15 +235,23 @@ def main() -> None:
     )
     policy = untrained_policy("l2rpn_case14_sandbox", var_dir / "policy" / "checkpoint.pt", hidden=32)
     checkpoint_deploy(checkpoint=Checkpoint.objects.create(run=run, step=1, path=str(policy)), user=engineer)
-    session = session_start(user=engineer, scenario_index=0, speed_seconds=args.speed, label="fan-out bench")
-    cookies = []
-    for _ in range(args.clients):  # one login (one Django session) per client
-        client = DjangoClient()
-        client.force_login(operator)
-        cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
 
-    port = free_port()
-    logs = open(var_dir / "fanout-processes.log", "w")
+
+def login_cookies(user: Any, count: int) -> list[str]:
+    """``count`` session cookies of ``user``: one login (one Django session) per client."""
+    from django.conf import settings
+    from django.test import Client as DjangoClient
+
+    cookies = []
+    for _ in range(count):
+        client = DjangoClient()
+        client.force_login(user)
+        cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
+    return cookies
+
+
+def servers_start(env: dict[str, str], port: int, logs: Any) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """daphne on 127.0.0.1:``port`` and ``manage.py live_feed``, both writing to ``logs``."""
     daphne = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "webapp.asgi:application"],
         cwd=ROOT,
@@ -238,14 +262,61 @@ def main() -> None:
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "live_feed"], cwd=ROOT, env=env, stdout=logs, stderr=subprocess.STDOUT
     )
+    return daphne, worker
+
+
+def port_wait(port: int, deadline: float) -> None:
+    """Until something listens on 127.0.0.1:``port`` or ``deadline`` (time.monotonic()) passes."""
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+
+
+def processes_stop(*processes: subprocess.Popen) -> None:
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--speed", type=float, default=1.0, help="seconds between two grid steps")
+    args = parser.parse_args()
+    if not 1 <= args.clients <= 2000 or not 1 <= args.seconds <= 600:
+        raise SystemExit("accepted: 1 to 2000 clients, 1 to 600 seconds")
+
+    server = os.environ.get("BENCH_DATABASE_SERVER", DEFAULT_SERVER)
+    database_create(server, DATABASE)
+    var_dir = Path("/tmp") / "gridace-fanout-bench"
+    env = bench_env(
+        database_url=f"{server}/{DATABASE}",
+        redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        prefix="gridace-bench",
+        var_dir=var_dir,
+    )
+    django_ready(env)
+    from webapp.operations.models import LiveSession, SessionStep
+    from webapp.operations.services import session_start
+
+    engineer, operator = bench_users()
+    policy_deploy(engineer, var_dir)
+    session = session_start(user=engineer, scenario_index=0, speed_seconds=args.speed, label="fan-out bench")
+    cookies = login_cookies(operator, args.clients)
+
+    port = free_port()
+    logs = open(var_dir / "fanout-processes.log", "w")
+    daphne, worker = servers_start(env, port, logs)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+        port_wait(port, deadline)
         while SessionStep.objects.filter(session=session).count() < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         figures = asyncio.run(_measure(args, port, f"/ws/live/{session.pk}/", cookies, daphne.pid))
@@ -253,12 +324,7 @@ def main() -> None:
         figures["worker_steps_total"] = session.current_step
         figures["worker_status"] = LiveSession.objects.get(pk=session.pk).status
     finally:
-        for process in (worker, daphne):
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        processes_stop(worker, daphne)
         logs.close()
     print(json.dumps(figures, indent=2))
 

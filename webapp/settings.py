@@ -166,7 +166,10 @@ if REDIS_URL:
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 # redis-py caps its pool at 100 connections; bursts of websocket connects need more.
-                "hosts": [{"address": REDIS_URL, "max_connections": 2000}],
+                # No read timeout: redis-py 8 reads for at most 5 s by default, as long as the
+                # layer's receive blocks on Redis (BZPOPMIN, 5 s), so a process whose sockets got
+                # no message for 5 s lost one socket to a TimeoutError every 5 s (redis-py 7: None).
+                "hosts": [{"address": REDIS_URL, "max_connections": 2000, "socket_timeout": None}],
                 # each test process of a parallel run (pytest -n) keeps its groups to itself
                 "prefix": os.environ.get(
                     "CHANNEL_LAYER_PREFIX", "gridace" + os.environ.get("PYTEST_XDIST_WORKER", "")
