@@ -15,9 +15,10 @@ most ``MAX_ATTEMPTS`` times).
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from grid2op.Runner import Runner
@@ -127,6 +128,29 @@ def _episode(runner: Runner, scenario: Scenario, seed: int, folder: str | None) 
 
 def play_here(player: EpisodePlayer, jobs: list[Job], keep_files: bool) -> list[Played]:
     return [player.play(job, keep_files) for job in jobs]
+
+
+@contextlib.contextmanager
+def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
+    """Ray up for the block when the episodes go to it (``workers`` > 1 or a cluster), started
+    once for several evaluations (a table, the stress table) rather than once for each."""
+    if workers <= 1 and not ray_address:
+        yield
+        return
+    import ray
+
+    from ace_core.imitation.ray_mining import check_ray_address, start_ray
+
+    if ray_address:
+        check_ray_address(ray_address)
+    started_here = not ray.is_initialized()
+    if started_here:
+        start_ray(workers, ray_address)
+    try:
+        yield
+    finally:
+        if started_here:
+            ray.shutdown()
 
 
 def play_on_ray(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ace_core.errors import ConfigError
+from ace_core.evaluation.episodes import ray_started
 from ace_core.evaluation.table import run_table
 from ace_core.grid.opponents import ATTACKED_LINES
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
@@ -92,22 +93,23 @@ def run_stress(
     played, skipped = stress_rows(env, rows)
     out = Path(out)
     cells = []
-    for row in played:
-        table = run_table(
-            env,
-            agents,
-            out / row.name,
-            split,
-            seeds,
-            nb_episode,
-            row.opponent,
-            episode_length,
-            command,
-            demand_scale=row.demand_scale,
-            workers=workers,
-            ray_address=ray_address,
-        )
-        cells += [{"row": row.name, **cell} for cell in table]
+    with ray_started(workers, ray_address):  # once for every row and agent
+        for row in played:
+            table = run_table(
+                env,
+                agents,
+                out / row.name,
+                split,
+                seeds,
+                nb_episode,
+                row.opponent,
+                episode_length,
+                command,
+                demand_scale=row.demand_scale,
+                workers=workers,
+                ray_address=ray_address,
+            )
+            cells += [{"row": row.name, **cell} for cell in table]
     _write_csv(out / "stress.csv", cells)
     settings = {"env": env, "split": split, "seeds": list(seeds), "nb_episode": nb_episode}
     lines = _markdown(played, skipped, cells, settings | {"episode_length": episode_length}, command)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ace_core.agents.spec import KINDS
 from ace_core.errors import ConfigError
+from ace_core.evaluation.episodes import ray_started
 from ace_core.evaluation.runner import REPORT_NAME, evaluate
 from ace_core.grid.demand import check_demand_scale
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
@@ -150,25 +151,8 @@ def run_table(
         "demand_scale": demand_scale,
     }
     out = Path(out)
-    reports = {}
-    for spec in specs:
-        folder = out / slug(spec)
-        if not (folder / REPORT_NAME).exists():
-            print(f"[{time.strftime('%H:%M:%S')}] evaluating {spec} -> {folder}", flush=True)
-            evaluate(
-                env,
-                spec,
-                split,
-                nb_episode,
-                folder,
-                seeds=tuple(seeds),
-                opponent=opponent,
-                episode_length=episode_length,
-                demand_scale=demand_scale,
-                workers=workers,
-                ray_address=ray_address,
-            )
-        reports[spec] = _reusable(folder / REPORT_NAME, spec, wanted)
+    with ray_started(workers, ray_address):
+        reports = _reports(specs, out, wanted, workers, ray_address)
     rows = []
     for group in groups:
         rows += [_row(spec, [reports[spec]]) for spec in group.specs]
@@ -177,6 +161,30 @@ def run_table(
     _write_csv(out / "table.csv", rows)
     (out / "table.md").write_text("\n".join(_markdown(rows, wanted, command)) + "\n")
     return rows
+
+
+def _reports(specs: list[str], out: Path, wanted: dict, workers: int, ray_address: str | None) -> dict:
+    """Each agent's report: evaluated now, or reused from an earlier run of the same table."""
+    reports = {}
+    for spec in specs:
+        folder = out / slug(spec)
+        if not (folder / REPORT_NAME).exists():
+            print(f"[{time.strftime('%H:%M:%S')}] evaluating {spec} -> {folder}", flush=True)
+            evaluate(
+                wanted["env"],
+                spec,
+                wanted["split"],
+                wanted["nb_episode"],
+                folder,
+                seeds=tuple(wanted["seeds"]),
+                opponent=wanted["opponent"],
+                episode_length=wanted["episode_length"],
+                demand_scale=wanted["demand_scale"],
+                workers=workers,
+                ray_address=ray_address,
+            )
+        reports[spec] = _reusable(folder / REPORT_NAME, spec, wanted)
+    return reports
 
 
 def _reusable(path: Path, spec: str, wanted: dict) -> dict:
