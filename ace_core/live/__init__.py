@@ -29,7 +29,7 @@ from ace_core.live.actions import (
     parse_action,
     to_grid2op,
 )
-from ace_core.live.alarms import alarms_between, security_alarms
+from ace_core.live.alarms import alarms_between, n1_baseline, n1_worse, security_alarms
 from ace_core.live.archive import zip_folder
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
 from ace_core.live.export import ReplayAgent, export_episode
@@ -60,6 +60,8 @@ __all__ = [
     "absolute_action",
     "acquire_env",
     "alarms_between",
+    "n1_baseline",
+    "n1_worse",
     "apply_delta",
     "assessment_dict",
     "card_dict",

@@ -87,8 +87,9 @@
     list.textContent = "";
     var open = 0;
     alarms.forEach(function (alarm) {
-      var item = el("li", { id: "alarm-" + alarm.id, "class": "alarm alarm-" + alarm.kind + (alarm.acknowledged_at ? " acked" : "") });
+      var item = el("li", { id: "alarm-" + alarm.id, "class": "alarm alarm-" + alarm.kind + " alarm-" + (alarm.severity || "warning") + (alarm.acknowledged_at ? " acked" : "") });
       item.appendChild(el("span", { "class": "when" }, "step " + alarm.step + " · " + alarm.raised_at.slice(11, 19)));
+      item.appendChild(el("span", { "class": "severity" }, " " + (alarm.severity || "warning") + ":"));
       item.appendChild(el("span", { "class": "what" }, " " + alarm.message + " "));
       if (alarm.acknowledged_at) {
         item.appendChild(el("span", { "class": "muted" }, "acknowledged by " + alarm.acknowledged_by));
@@ -169,6 +170,11 @@
     box.appendChild(el("span", { "class": la.game_over_step || la.first_overload_minutes !== null ? "bad" : "" }, when));
     return box;
   }
+  // the margins of ace_core.live.alarms (N1_MORE_OUTAGES, N1_HIGHER_RHO)
+  function n1Worse(base, n1) {
+    var worst = n1.worst ? n1.worst.max_rho : 0;
+    return n1.n_overloading > base.n_overloading + 2 || worst > (base.worst_rho || 0) + 0.10;
+  }
   function lineList(ids) {
     return ids.map(function (i) { return view.layout && view.layout.lines[i] ? view.layout.lines[i].name : String(i); }).join(", ");
   }
@@ -186,10 +192,22 @@
     var security = a.security || {};
     var alarms = $("security-alarms");
     alarms.textContent = "";
-    (security.alarms || []).forEach(function (text) { alarms.appendChild(el("li", { "class": "security-alarm" }, text)); });
+    // N-1 is shown against the session's baseline (its first step): a grid that is never N-1
+    // secure is not a permanent alarm; worse than the baseline is
+    var base = a.n1_baseline;
+    var worse = security.n1 && base && n1Worse(base, security.n1);
+    (security.alarms || []).forEach(function (text) {
+      if (base && !worse && /^not N-1 secure/.test(text)) { return; }  // the baseline, said below
+      alarms.appendChild(el("li", { "class": "security-alarm" }, text));
+    });
     var n1 = $("n1-status");
     n1.textContent = security.n1 ? n1Words(security.n1) : "–";
-    n1.className = security.n1 && !security.n1.secure ? "bad" : "ok";
+    if (security.n1 && base && !security.n1.secure) {
+      n1.textContent += worse ? " — worse than at the session's start (" + base.n_overloading + " outage(s) at step " + base.step + ")"
+        : " — as usual for this grid (baseline at step " + base.step + ": " + base.n_overloading + " outage(s))";
+    }
+    n1.className = !security.n1 || security.n1.secure ? "ok" : (base && !worse ? "baseline" : "bad");
+    n1.dataset.baseline = base && !worse ? "yes" : "no";
     var outages = $("n1-outages");
     outages.textContent = "";
     ((security.n1 && security.n1.outages) || []).forEach(function (o) {
@@ -233,6 +251,13 @@
       notice("Card «" + gone.description + "» expired: " + gone.reason);
     });
     if (!recs.length) { box.appendChild(el("p", { "class": "muted no-recs" }, "No action beats doing nothing at this step.")); }
+    var pending = view.pendingDecision;
+    if (pending && view.recsById[pending.id] && view.recsById[pending.id].status === "open") {
+      setTimeout(function () { onCard(pending.what, view.recsById[pending.id]); }, 0);
+    } else if (pending) {
+      view.pendingDecision = null;
+      notice("The card expired before your decision could go.", true);
+    }
     recs.forEach(function (rec, i) {
       var card = $("rec-" + rec.id) || newCard(rec);
       fillCard(card, rec);
@@ -320,9 +345,17 @@
   function onCard(what, rec) {
     if (what === "accept" || what === "reject") {
       if (!rec) { notice("This card has expired.", true); return; }
+      view.pendingDecision = null;
       post(config.urls.decide, { recommendation: rec.id, step: rec.step, decision: what }).then(function (data) {
         notice(what === "accept" ? "Accepted: «" + rec.description + "» will be played at the next step." : "Rejected.");
-      }, function (e) { notice(e.message, true); });
+      }, function (e) {
+        // the grid was between two steps (its decisions closed while the next one is computed):
+        // the card lasts, so the decision goes again as soon as the next step shows it still open
+        if (/moving to the next one/.test(e.message)) {
+          view.pendingDecision = { id: rec.id, what: what };
+          notice("The grid is moving to the next step: your decision goes as soon as it arrives…");
+        } else { notice(e.message, true); }
+      });
     } else if (what === "explain") {
       post(config.urls.explain.replace("{id}", rec.id)).then(function () { notice("Explanation requested."); },
         function (e) { notice(e.message, true); });

@@ -17,9 +17,11 @@ from ace_core.live import (
     LiveAction,
     LiveActionError,
     LiveGrid,
+    alarms_between,
     apply_delta,
     card_dict,
     make_live_env,
+    n1_baseline,
     parse_action,
     security_alarms,
     state_delta,
@@ -380,3 +382,54 @@ def test_security_alarms_are_raised_when_the_grid_s_security_worsens():
     assert security_alarms(insecure, insecure) == []  # once, not at every step
     assert [a["kind"] for a in security_alarms(None, insecure)] == ["n1_insecure", "overload_ahead"]
     assert security_alarms(insecure, secure) == []
+    assert {a["severity"] for a in raised} == {"warning"}
+
+
+def _n1(n_overloading: int, worst: float) -> dict:
+    return {
+        "security": {
+            "n1": {
+                "secure": n_overloading == 0,
+                "n_overloading": n_overloading,
+                "words": f"not N-1 secure: {n_overloading} outage(s) overload a line",
+                "worst": {"max_rho": worst, "worst_line": 7},
+                "status": "not N-1 secure",
+            },
+            "look_ahead": {"skipped": "no forecast"},
+        }
+    }
+
+
+def test_n1_alarms_fire_against_the_sessions_baseline_not_from_step_0():
+    start = _n1(13, 2.90)
+    baseline = n1_baseline(start)
+    assert baseline == {"step": 0, "n_overloading": 13, "worst_rho": 2.90, "status": "not N-1 secure"}
+    # never N-1 secure, as at the start: no alarm, at step 0 or later
+    assert security_alarms(None, start, baseline) == []
+    assert security_alarms(start, _n1(14, 2.95), baseline) == []
+    # worse than the baseline by more than the margins: once, as a warning naming both counts
+    worse = _n1(16, 2.95)
+    (alarm,) = security_alarms(_n1(14, 2.95), worse, baseline)
+    assert (alarm["kind"], alarm["severity"], alarm["line"]) == ("n1_insecure", "warning", 7)
+    assert alarm["message"].startswith(
+        "N-1 worse than at the session's start: 16 outage(s) overload a line (at step 0: 13)"
+    )
+    assert security_alarms(worse, _n1(17, 3.0), baseline) == []  # still worse: not again
+    assert (
+        security_alarms(_n1(13, 2.9), _n1(13, 3.05), baseline)[0]["kind"] == "n1_insecure"
+    )  # a higher worst case
+
+
+def test_state_alarms_carry_a_severity():
+    state = {
+        "step": 1,
+        "overloads": [3],
+        "rho": [0.5, 0.5, 0.5, 1.02],
+        "maintenance": [1],
+        "line_status": [1, 1, 0, 1],
+    }
+    before = {"step": 0, "overloads": [], "rho": [0.5] * 4, "maintenance": [], "line_status": [1, 1, 1, 1]}
+    kinds = {(a["kind"], a["severity"]) for a in alarms_between(before, state, done=False, finished=False)}
+    assert kinds == {("overload", "critical"), ("maintenance", "info"), ("line_tripped", "critical")}
+    (over,) = alarms_between(state, state, done=True, finished=False, reason="x")
+    assert (over["kind"], over["severity"]) == ("game_over", "critical")

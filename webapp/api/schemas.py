@@ -89,6 +89,7 @@ class AlarmOut(Schema):
     id: int
     step: int
     kind: str
+    severity: str = Field(description="critical (failing now), warning (will or could) or info (planned)")
     line: int | None
     message: str
     raised_at: str

@@ -65,6 +65,7 @@ def alarm_dict(alarm: Alarm) -> dict[str, Any]:
         "id": alarm.pk,
         "step": alarm.step,
         "kind": alarm.kind,
+        "severity": alarm.severity,
         "line": alarm.line,
         "message": alarm.message,
         "raised_at": alarm.raised_at.isoformat(),

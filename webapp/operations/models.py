@@ -239,10 +239,17 @@ class AlarmKind(models.TextChoices):
     OVERLOAD_AHEAD = "overload_ahead", "overload ahead if nothing is done"
 
 
+class AlarmSeverity(models.TextChoices):
+    CRITICAL = "critical", "critical: the grid is failing now"
+    WARNING = "warning", "warning: it will or could"
+    INFO = "info", "info: planned"
+
+
 class Alarm(models.Model):
     session = models.ForeignKey(LiveSession, on_delete=models.CASCADE, related_name="alarms")
     step = models.PositiveIntegerField()
     kind = models.CharField(max_length=16, choices=AlarmKind.choices)
+    severity = models.CharField(max_length=8, choices=AlarmSeverity.choices, default=AlarmSeverity.WARNING)
     line = models.IntegerField(null=True, blank=True)
     message = models.CharField(max_length=500)
     raised_at = models.DateTimeField()

@@ -72,6 +72,17 @@ def current_assessment(*, session: LiveSession) -> dict[str, Any]:
     return found or {}
 
 
+def first_assessment(*, session: LiveSession) -> dict[str, Any]:
+    """The first recorded step's assessment (its N-1 is the session's baseline; empty if none)."""
+    found = (
+        SessionStep.objects.filter(session=session, assessment__has_key="security")
+        .order_by("step")
+        .values_list("assessment", flat=True)
+        .first()
+    )
+    return found or {}
+
+
 def panel(*, session: LiveSession) -> dict[str, Any]:
     """What the console's side panels show: the session, the current step's recommendations and
     assessment, alarms (all unacknowledged, plus the recent ones), the recent decisions."""

@@ -60,10 +60,19 @@ def test_each_step_is_recorded_with_simulated_recommendations(make_session):
     security = row.assessment["security"]
     assert security["n1"]["status"] and security["look_ahead"]["forecast"]["kind"] == "perfect"
     assert row.assessment["forecast"]["horizon_minutes"] == 60
-    # the grid is not N-1 secure from the start: one alarm says so (raised once, not every step)
-    (n1_alarm,) = Alarm.objects.filter(session=session, kind="n1_insecure")
-    assert n1_alarm.step == 0 and n1_alarm.message.startswith("not N-1 secure: losing")
-    assert n1_alarm.line == security["n1"]["worst"]["worst_line"]
+    # the grid is not N-1 secure from the start: that is its baseline, shown with every step, not
+    # an alarm; an alarm fires only when N-1 gets worse than it
+    baseline = row.assessment["n1_baseline"]
+    assert (
+        baseline["step"] == 0
+        and baseline["n_overloading"]
+        == SessionStep.objects.get(session=session, step=0).assessment["security"]["n1"]["n_overloading"]
+    )
+    assert not security["n1"]["secure"] and baseline["n_overloading"] > 0
+    for alarm in Alarm.objects.filter(session=session, kind="n1_insecure"):
+        assert (
+            alarm.message.startswith("N-1 worse than at the session's start") and alarm.severity == "warning"
+        )
     assert (
         LiveRecommendation.objects.filter(session=session, step=2, status=RecommendationStatus.OPEN).count()
         == 0

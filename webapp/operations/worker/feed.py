@@ -20,7 +20,15 @@ from typing import Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connections
 
-from ace_core.live import DO_NOTHING, LiveGrid, alarms_between, grid_layout, parse_action, security_alarms
+from ace_core.live import (
+    DO_NOTHING,
+    LiveGrid,
+    alarms_between,
+    grid_layout,
+    n1_baseline,
+    parse_action,
+    security_alarms,
+)
 from webapp.live.broadcast import BackgroundPublisher
 from webapp.live.session_messages import group_name
 from webapp.operations import selectors, services
@@ -43,6 +51,8 @@ class SessionFeed:
         self.stop = threading.Event()
         self.recommend_ms: list[float] = []
         self.assessment: dict[str, Any] | None = None
+        self.n1_baseline: dict[str, Any] | None = None
+        """the N-1 of the session's first step: alarms fire when N-1 gets worse than it"""
         """the last recorded step's assessment (security alarms are raised when it worsens)"""
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -100,6 +110,7 @@ class SessionFeed:
         else:
             grid.replay(selectors.applied_actions(session_id=self.session_id))
             self.assessment = selectors.current_assessment(session=session)
+            self.n1_baseline = n1_baseline(selectors.first_assessment(session=session))
             logger.info("session %s resumed at step %s", self.session_id, grid.step_index)
         played = 0
         due = time.monotonic() + session.speed_seconds
@@ -141,7 +152,10 @@ class SessionFeed:
             previous, result.state, done=result.done, finished=result.finished, reason=result.reason
         )
         if result.assessment:
-            alarms += security_alarms(self.assessment, result.assessment)
+            if self.n1_baseline is None:
+                self.n1_baseline = n1_baseline(result.assessment, result.step)
+            result.assessment["n1_baseline"] = self.n1_baseline  # the console shows N-1 against it
+            alarms += security_alarms(self.assessment, result.assessment, self.n1_baseline)
             self.assessment = result.assessment
         message = services.step_record(
             session_id=self.session_id,
