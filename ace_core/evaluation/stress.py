@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ace_core.errors import ConfigError
-from ace_core.evaluation.episodes import ray_started
-from ace_core.evaluation.table import run_table
 from ace_core.grid.opponents import ATTACKED_LINES
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 
@@ -90,6 +88,10 @@ def run_stress(
     ray_address: str | None = None,
 ) -> list[dict]:
     """Every agent on every row; writes ``stress.csv`` and ``stress.md`` and returns the cells."""
+    # here, not at the top: the CLI's parser reads ROW_NAMES without loading grid2op or torch
+    from ace_core.evaluation.episodes import ray_started
+    from ace_core.evaluation.table import run_table
+
     played, skipped = stress_rows(env, rows)
     out = Path(out)
     cells = []

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ace_core.errors import ConfigError
+from ace_core.grid.demand import scale_demand
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
 
@@ -44,6 +45,12 @@ def test_a_demand_scale_out_of_range_is_refused_with_the_range(value, message):
         make_env("rte_case14_realistic", demand_scale=value)
 
 
-def test_a_demand_scale_needs_the_chronics_in_memory():
+def test_an_env_reading_from_disk_scales_each_chronic_it_reads():
+    loads = {}
+    for scale in (1.0, 1.1):
+        env = make_env("rte_case14_realistic", cache_chronics=False, demand_scale=scale)
+        env.set_id(0)
+        loads[scale] = float(env.reset().load_p.sum())
+    assert loads[1.1] == pytest.approx(1.1 * loads[1.0], rel=1e-4)
     with pytest.raises(ConfigError, match="needs the chronics cached in memory"):
-        make_env("rte_case14_realistic", cache_chronics=False, demand_scale=1.1)
+        scale_demand(make_env("rte_case14_realistic", cache_chronics=False), 1.1)
