@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _manage(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+def _manage(*args: str, env: dict[str, str], timeout: float = 400) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
