@@ -52,6 +52,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "operations:session_start": ("engineer", "get"),
     "operations:console": ("viewer", "get"),
     "operations:replay": ("viewer", "get"),
+    "operations:summary": ("viewer", "get"),
     "operations:export": ("viewer", "get"),
     "operations:control": ("controller", "post"),
     "operations:decide": ("operator", "post"),

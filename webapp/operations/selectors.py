@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from functools import cache
 from typing import Any
 
@@ -10,9 +12,13 @@ from django.db.models import QuerySet
 from webapp.live import session_messages
 from webapp.operations.models import (
     Alarm,
+    AlarmSeverity,
     Decision,
+    DecisionKind,
+    DecisionStatus,
     LiveRecommendation,
     LiveSession,
+    RecommendationStatus,
     SessionStep,
 )
 
@@ -168,3 +174,68 @@ def replay_frames(*, session: LiveSession) -> list[dict[str, Any]]:
     page's time slider."""
     rows = SessionStep.objects.filter(session=session).order_by("step").values_list("state", "applied_action")
     return [{**state, "applied": applied} for state, applied in rows]
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    """Median, p90 and max of ``values`` (None when empty)."""
+    if not values:
+        return {"median": None, "p90": None, "max": None}
+    ordered = sorted(values)
+    return {
+        "median": statistics.median(ordered),
+        "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))],
+        "max": ordered[-1],
+    }
+
+
+def shift_summary(*, session: LiveSession) -> dict[str, Any]:
+    """A session in figures, for the shift's hand-over: the cards shown and what became of them,
+    the operators' decisions and their outcomes, how long a card waited for its decision (in steps
+    and seconds from the step it first appeared), and the alarms raised and acknowledged."""
+    stepped_at = dict(SessionStep.objects.filter(session=session).values_list("step", "stepped_at"))
+    cards = Counter(LiveRecommendation.objects.filter(session=session).values_list("status", flat=True))
+    decisions = list(Decision.objects.filter(session=session).select_related("recommendation"))
+    waited_steps, waited_seconds = [], []
+    for decision in decisions:
+        card = decision.recommendation
+        if card is None:
+            continue
+        first = card.first_step if card.first_step is not None else card.step
+        waited_steps.append(decision.step - first)
+        if first in stepped_at:
+            waited_seconds.append(max(0.0, (decision.decided_at - stepped_at[first]).total_seconds()))
+    applied = [d for d in decisions if d.status == DecisionStatus.APPLIED]
+    alarms = list(Alarm.objects.filter(session=session).values("severity", "raised_at", "acknowledged_at"))
+    acked = [a for a in alarms if a["acknowledged_at"] is not None]
+    return {
+        "steps": len(stepped_at),
+        "cards": {
+            "shown": sum(cards.values()),
+            **{status.value: cards.get(status.value, 0) for status in RecommendationStatus},
+        },
+        "decisions": {
+            "total": len(decisions),
+            **{kind.value: sum(d.kind == kind for d in decisions) for kind in DecisionKind},
+            **{
+                f"status_{status.value}": sum(d.status == status for d in decisions)
+                for status in DecisionStatus
+            },
+        },
+        "outcomes": {
+            "applied": len(applied),
+            "overload_after": sum(bool(d.outcome.get("overloads")) for d in applied),
+            "game_over_after": sum(bool(d.outcome.get("game_over")) for d in applied),
+        },
+        "time_to_decision": {
+            "steps": _spread([float(s) for s in waited_steps]),
+            "seconds": _spread(waited_seconds),
+        },
+        "alarms": {
+            "raised": len(alarms),
+            **{f"severity_{s.value}": sum(a["severity"] == s for a in alarms) for s in AlarmSeverity},
+            "acknowledged": len(acked),
+            "seconds_to_acknowledge": _spread(
+                [(a["acknowledged_at"] - a["raised_at"]).total_seconds() for a in acked]
+            ),
+        },
+    }

@@ -214,6 +214,17 @@ class ReplayView(PermissionGate, View):
         return render(request, "operations/replay.html", context)
 
 
+class ShiftSummaryView(PermissionGate, View):
+    """A session in figures for the shift's hand-over (:func:`selectors.shift_summary`)."""
+
+    permission_required = roles.VIEW_SESSIONS
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        session = _session_or_404(pk)
+        summary = selectors.shift_summary(session=session)
+        return render(request, "operations/summary.html", {"session": session, "summary": summary})
+
+
 class ExportView(PermissionGate, View):
     permission_required = roles.VIEW_SESSIONS
 
