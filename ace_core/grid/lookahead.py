@@ -43,6 +43,9 @@ class LookAhead:
     """computed step by step with grid2op (protections tripped a line, or maintenance)"""
     solver_ms: float = 0.0
     """LightSim2Grid's own time in the power flows of the fast path"""
+    overloaded_lines: tuple[int, ...] = ()
+    """the lines at or above their limit at some step of the trajectory, in the order they first
+    get there (the early warning names them)"""
 
     @property
     def horizon(self) -> int:
@@ -81,6 +84,7 @@ class LookAhead:
             "first_overload_step": first,
             "first_overload_minutes": None if first is None else first * STEP_MINUTES,
             "game_over_step": self.game_over_step,
+            "overloaded_lines": list(self.overloaded_lines),
             "skipped": self.skipped,
         }
 
@@ -112,6 +116,20 @@ class ForecastSeries:
         self.counter_now = np.asarray(getattr(obs, "timestep_protection_engaged", obs.timestep_overflow))
 
 
+class _Overloads:
+    """The lines over their limit along a trajectory, in the order they first get there."""
+
+    def __init__(self) -> None:
+        self.lines: dict[int, None] = {}
+
+    def add(self, rho: np.ndarray) -> None:
+        for line in np.flatnonzero(np.nan_to_num(rho, nan=0.0) >= 1.0):
+            self.lines.setdefault(int(line), None)
+
+    def __call__(self) -> tuple[int, ...]:
+        return tuple(self.lines)
+
+
 def _matrix(injections: list[dict], key: str) -> np.ndarray:
     return np.ascontiguousarray(np.stack([np.asarray(inj[key], dtype=float) for inj in injections]))
 
@@ -135,6 +153,8 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
     limits = start.thermal_limit
     counter = np.where(start.rho > series.soft, series.counter_now + 1, 0)
     trajectory = [float(start.rho.max())]
+    overloads = _Overloads()
+    overloads.add(start.rho)
     solver_ms = 0.0
     if series.horizon > 1:
         solver = TimeSeriesCPP(start.grid)
@@ -156,7 +176,8 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
             if not np.isfinite(rho).all() or (series.protections and (trips & start.line_status).any()):
                 return None
             trajectory.append(float(rho.max()))
-    return LookAhead(forecast, tuple(trajectory), solver_ms=solver_ms)
+            overloads.add(rho)
+    return LookAhead(forecast, tuple(trajectory), solver_ms=solver_ms, overloaded_lines=overloads())
 
 
 def _exact(obs, action, series: ForecastSeries, forecast: ForecastInfo) -> LookAhead:
@@ -164,6 +185,8 @@ def _exact(obs, action, series: ForecastSeries, forecast: ForecastInfo) -> LookA
     if done or info.get("is_illegal") or info.get("exception"):
         return LookAhead(forecast, (), 1, exact=True)
     trajectory = [float(rho.max())]
+    overloads = _Overloads()
+    overloads.add(np.asarray(rho))
     env = obs._obs_env
     backend = env.backend
     limits = np.asarray(backend.get_thermal_limit())
@@ -174,17 +197,18 @@ def _exact(obs, action, series: ForecastSeries, forecast: ForecastInfo) -> LookA
         backend.apply_action(buses)
         _, _, error = backend.next_grid_state(env=env, is_dc=False)
         if error is not None:
-            return LookAhead(forecast, tuple(trajectory), k, exact=True)
+            return LookAhead(forecast, tuple(trajectory), k, exact=True, overloaded_lines=overloads())
         flows = np.asarray(backend.get_line_flow())
         rho = flows / limits
         if not np.isfinite(rho).all():
-            return LookAhead(forecast, tuple(trajectory), k, exact=True)
+            return LookAhead(forecast, tuple(trajectory), k, exact=True, overloaded_lines=overloads())
         trajectory.append(float(rho.max()))
+        overloads.add(rho)
         # grid2op's step: a line's counter grows while it is above the soft threshold
         engaged = flows > limits * series.soft
         env._protection_counter[engaged] += 1
         env._protection_counter[~engaged] = 0
-    return LookAhead(forecast, tuple(trajectory), exact=True)
+    return LookAhead(forecast, tuple(trajectory), exact=True, overloaded_lines=overloads())
 
 
 def skipped_look_ahead(forecast: ForecastInfo, reason: str) -> LookAhead:

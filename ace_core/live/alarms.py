@@ -2,7 +2,8 @@
 two consecutive assessments of the grid's security (:func:`ace_core.live.assessment_dict`).
 
 Each alarm carries a severity: ``critical`` (the grid is failing now: an overload, a tripped line,
-game over), ``warning`` (it will or could: an overload ahead, N-1 worse than usual) or ``info``
+game over; or the agent's early warning that it will fail within the horizon whatever is done,
+:mod:`ace_core.recommend.alert`), ``warning`` (it will or could: an overload ahead, N-1 worse than usual) or ``info``
 (planned: maintenance).
 
 N-1 is judged against the session's **baseline**, the N-1 status of its first step: most grids are
@@ -25,6 +26,7 @@ SEVERITY = {
     "line_tripped": "critical",
     "overload_ahead": "warning",
     "n1_insecure": "warning",
+    "failure_ahead": "critical",
     "maintenance": "info",
 }
 
@@ -74,6 +76,11 @@ def _overload_ahead(assessment: dict[str, Any] | None) -> bool:
     )
 
 
+def _failure_ahead(assessment: dict[str, Any] | None) -> bool:
+    """Whether the agent expects a game over within the horizon whatever it does."""
+    return ((assessment or {}).get("alert") or {}).get("level") == "failure"
+
+
 def n1_baseline(assessment: dict[str, Any] | None, step: int = 0) -> dict[str, Any] | None:
     """The N-1 figures of ``assessment`` that later steps are compared with (None: not screened)."""
     n1 = ((assessment or {}).get("security") or {}).get("n1")
@@ -103,8 +110,9 @@ def security_alarms(
     previous: dict[str, Any] | None, current: dict[str, Any], baseline: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """Alarms raised when the grid's security worsens: its N-1 gets worse than the session's
-    ``baseline`` (without one: it stops being N-1 secure), or doing nothing's look-ahead starts to
-    predict an overload or a game over (each raised once, not at every step)."""
+    ``baseline`` (without one: it stops being N-1 secure), doing nothing's look-ahead starts to
+    predict an overload or a game over, or the agent's early warning expects a game over whatever
+    is done (each raised once, not at every step)."""
     alarms = []
     security = current.get("security") or {}
     words = [a for a in security.get("alarms", [])]
@@ -124,4 +132,10 @@ def security_alarms(
     if _overload_ahead(current) and not _overload_ahead(previous):
         message = "doing nothing: " + security["look_ahead"]["status"]
         alarms.append({"kind": "overload_ahead", "line": None, "message": message[:500]})
+    if _failure_ahead(current) and not _failure_ahead(previous):
+        alert = current["alert"]
+        line = alert["lines"][0] if alert["lines"] else None
+        alarms.append(
+            {"kind": "failure_ahead", "line": line, "message": ("early warning: " + alert["words"])[:500]}
+        )
     return [{**alarm, "severity": SEVERITY[alarm["kind"]]} for alarm in alarms]

@@ -110,7 +110,8 @@ def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = N
     """The step's assessment beside its cards: doing nothing's outcome (the reference), the
     candidates rejected by simulation with the reason, the recommendations safer than doing
     nothing but not among the ``shown`` cards (``also_safe``), the live grid's N-1 status and
-    look-ahead with alarms, the forecast used, notes and timings."""
+    look-ahead with alarms, the early warning (:mod:`ace_core.recommend.alert`), the forecast
+    used, notes and timings."""
     data = result.to_json(TOP_OUTAGES)
     on_cards = {c.action_index for c in (result.recommendations if shown is None else shown)}
     return {
@@ -137,6 +138,7 @@ def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = N
             for c in data["rejected"]
         ],
         "security": data["security"],
+        "alert": data["alert"],
         "forecast": data["forecast"],
         "notes": data["notes"],
         "timings_ms": {k: round(v, 2) for k, v in data["timings_ms"].items()},

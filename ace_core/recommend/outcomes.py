@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from ace_core.grid.contingency import N1Screen
 from ace_core.grid.lookahead import LookAhead
 from ace_core.grid.outcome import OVERLOAD, Outcome
+from ace_core.recommend.alert import Alert, expect_failure
 
 SOURCES = ("reference", "default", "policy", "expert")
 """where a candidate comes from: doing nothing (the reference), reconnect-or-nothing (the
@@ -149,10 +150,17 @@ class RecommendationSet:
     timings_ms: dict[str, float]
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def alert(self) -> Alert:
+        """The early warning: whether every option looked ahead fails within the horizon."""
+        options = [self.reference, *self.recommendations]
+        return expect_failure([(c.description, c.look_ahead) for c in options])
+
     def to_json(self, top_outages: int = 10) -> dict:
         """``top_outages`` per candidate's N-1 (the live state's own N-1 always lists 10): a
         console sending every step may want 3."""
         return {
+            "alert": self.alert.to_json(),
             "reference": self.reference.to_json(top_outages),
             "recommendations": [c.to_json(top_outages) for c in self.recommendations],
             "rejected": [c.to_json(top_outages) for c in self.rejected],

@@ -433,3 +433,24 @@ def test_state_alarms_carry_a_severity():
     assert kinds == {("overload", "critical"), ("maintenance", "info"), ("line_tripped", "critical")}
     (over,) = alarms_between(state, state, done=True, finished=False, reason="x")
     assert (over["kind"], over["severity"]) == ("game_over", "critical")
+
+
+def test_the_agents_early_warning_is_a_critical_alarm_naming_the_line_once():
+    quiet = {**_n1(0, 0.8), "alert": {"level": ""}}
+    warned = {
+        **_n1(0, 0.8),
+        "alert": {
+            "level": "failure",
+            "lines": [9, 4],
+            "words": "game over expected in 25 min whatever is done",
+        },
+    }
+    (alarm,) = security_alarms(quiet, warned)
+    assert (alarm["kind"], alarm["severity"], alarm["line"]) == ("failure_ahead", "critical", 9)
+    assert alarm["message"] == "early warning: game over expected in 25 min whatever is done"
+    assert security_alarms(warned, warned) == []  # once, while it lasts
+    overload_only = {
+        **_n1(0, 0.8),
+        "alert": {"level": "overload", "lines": [9], "words": "overload expected"},
+    }
+    assert security_alarms(quiet, overload_only) == []  # an overload the cards can hold is not an alarm

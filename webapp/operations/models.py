@@ -237,6 +237,7 @@ class AlarmKind(models.TextChoices):
     GAME_OVER = "game_over", "game over"
     N1_INSECURE = "n1_insecure", "not N-1 secure"
     OVERLOAD_AHEAD = "overload_ahead", "overload ahead if nothing is done"
+    FAILURE_AHEAD = "failure_ahead", "early warning: game over ahead whatever is done"
 
 
 class AlarmSeverity(models.TextChoices):

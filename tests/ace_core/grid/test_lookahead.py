@@ -26,15 +26,18 @@ def realistic():
 
 
 def _chained_simulate(obs, action, noop, horizon):
-    """grid2op itself: obs.simulate(action), then sim_obs.simulate(noop) on the next forecasts."""
-    trajectory = []
+    """grid2op itself: obs.simulate(action), then sim_obs.simulate(noop) on the next forecasts;
+    the max rho trajectory, the game over step and the lines overloaded on the way (in order)."""
+    trajectory, overloaded = [], {}
     sim_obs, _, done, _ = obs.simulate(action)
     while not done:
         trajectory.append(float(sim_obs.rho.max()))
+        for line in np.flatnonzero(sim_obs.rho >= 1.0):
+            overloaded.setdefault(int(line), None)
         if len(trajectory) == horizon:
-            return trajectory, None
+            return trajectory, None, tuple(overloaded)
         sim_obs, _, done, _ = sim_obs.simulate(noop)
-    return trajectory, len(trajectory) + 1
+    return trajectory, len(trajectory) + 1, tuple(overloaded)
 
 
 def test_look_ahead_equals_chained_grid2op_simulations(realistic):
@@ -59,8 +62,8 @@ def test_look_ahead_equals_chained_grid2op_simulations(realistic):
         outcomes = simulate_many(obs, actions, after_each=keep)
         for i, action in enumerate(actions):
             got = look_ahead(obs, action, series, info, grids.get(i))
-            expected, game_over = _chained_simulate(obs, action, noop, 12)
-            assert got.game_over_step == game_over
+            expected, game_over, overloaded = _chained_simulate(obs, action, noop, 12)
+            assert got.game_over_step == game_over and got.overloaded_lines == overloaded
             np.testing.assert_allclose(got.max_rho, expected, atol=1e-5)
             compared += 1
             exact += got.exact
