@@ -27,11 +27,12 @@ TOP_OUTAGES = 3
 """outages listed per candidate's N-1 in every step message (the state's own N-1 lists 10)"""
 
 
-def make_live_env(name: str):
-    """An env for live sessions: with a one-hour forecast horizon."""
+def make_live_env(name: str, **kwargs):
+    """An env for live sessions: with a one-hour forecast horizon (``kwargs``: those of
+    :func:`ace_core.grid.envs.make_env`, e.g. ``demand_scale``)."""
     if name in ENVS_WITH_HOURLY_FORECASTS:
-        return make_env(name)
-    return make_env_with_forecasts(name, LIVE_FORECAST_KIND, DEFAULT_HORIZON)
+        return make_env(name, **kwargs)
+    return make_env_with_forecasts(name, LIVE_FORECAST_KIND, DEFAULT_HORIZON, **kwargs)
 
 
 def live_pipeline(env, space, *, k: int = 3, sac=None, features=None) -> RecommendationPipeline:
