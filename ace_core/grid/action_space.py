@@ -32,12 +32,10 @@ import grid2op
 import numpy as np
 
 from ace_core.errors import ActionIndexError
+from ace_core.grid.names import ElementNames, element_names
 
 DO_NOTHING = 0
 """the index of doing nothing"""
-
-# columns of grid2op's grid_objects_types after the substation: load, gen, line or, line ex, storage
-_ELEMENT_LABELS = ("load {}", "generator {}", "line {} origin", "line {} extremity", "storage {}")
 
 
 def cache_dir() -> Path:
@@ -52,7 +50,7 @@ class ActionSpace:
     sub_info: np.ndarray
     """number of elements at each substation"""
     element_labels: list[str]
-    """for each topo-vector position, e.g. ``line 23 origin``"""
+    """for each topo-vector position, its element's name, e.g. ``line 16-21``"""
     topo_sub: np.ndarray
     """substation of each topology action, int16"""
     topo_bits: np.ndarray
@@ -61,6 +59,8 @@ class ActionSpace:
     line_ex_sub: np.ndarray
     subset: np.ndarray | None = None
     """when restricted: the topology-action positions kept (into the full list)"""
+    names: ElementNames | None = field(default=None, repr=False)
+    """the grid's element names (:mod:`ace_core.grid.names`); None: by kind and number"""
     _actions: dict = field(default_factory=dict, repr=False)
 
     # ----- sizes and layout -----
@@ -217,19 +217,27 @@ class ActionSpace:
         return self.top_mask(obs)[self.top_of_action]
 
     # ----- words -----
+    def line_name(self, line: int) -> str:
+        """A line's one name (:mod:`ace_core.grid.names`), e.g. ``line 16-21``."""
+        return self.names.line(line) if self.names is not None else f"line {line}"
+
+    def substation_name(self, sub: int) -> str:
+        return self.names.substation(sub) if self.names is not None else f"substation {sub}"
+
     def describe(self, index: int) -> str:
-        """The action in words, e.g. ``substation 16: line 23 origin, generator 4 to bus 2; others on bus 1``."""
+        """The action in words, e.g. ``substation 16: line 16-21, generator 4 to bus 2; others on bus 1``
+        (a line is named once at the substation, which tells which of its ends moves)."""
         index = self.check_index(index)
         if index == 0:
             return "do nothing"
         if index <= self.n_line:
-            return f"reconnect line {index - 1}"
+            return f"reconnect {self.line_name(index - 1)}"
         sub, buses = self.bits_of(index)
         start = self.sub_start[sub]
         on_two = [self.element_labels[start + j] for j in np.flatnonzero(buses == 2)]
         if not on_two:
-            return f"substation {sub}: all elements to bus 1"
-        return f"substation {sub}: {', '.join(on_two)} to bus 2; others on bus 1"
+            return f"{self.substation_name(sub)}: all elements to bus 1"
+        return f"{self.substation_name(sub)}: {', '.join(on_two)} to bus 2; others on bus 1"
 
     # ----- subsets -----
     def restrict(self, topology_indices) -> ActionSpace:
@@ -249,6 +257,7 @@ class ActionSpace:
             line_or_sub=self.line_or_sub,
             line_ex_sub=self.line_ex_sub,
             subset=base[positions],
+            names=self.names,
         )
 
     def restrict_to_file(self, path) -> ActionSpace:
@@ -315,10 +324,13 @@ def _enumerate_topologies(env) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _assemble(env, name: str, topo_sub: np.ndarray, topo_bits: np.ndarray) -> ActionSpace:
+    names = element_names(env, name)
+    # columns of grid_objects_types after the substation: load, gen, line or, line ex, storage
+    by_kind = (names.loads, names.generators, names.lines, names.lines, names.storages)
     labels = []
     for row in env.action_space.grid_objects_types:
         kind = int(np.flatnonzero(row[1:] >= 0)[0])
-        labels.append(_ELEMENT_LABELS[kind].format(int(row[1 + kind])))
+        labels.append(by_kind[kind][int(row[1 + kind])])
     return ActionSpace(
         env_name=name,
         n_line=int(env.n_line),
@@ -328,4 +340,5 @@ def _assemble(env, name: str, topo_sub: np.ndarray, topo_bits: np.ndarray) -> Ac
         topo_bits=topo_bits.astype(np.uint64),
         line_or_sub=np.asarray(env.line_or_to_subid, dtype=np.int64),
         line_ex_sub=np.asarray(env.line_ex_to_subid, dtype=np.int64),
+        names=names,
     )

@@ -1,7 +1,8 @@
 """Text renderings for LLM prompts and operators: ``T_s(obs)`` and ``T_a(action)``.
 
 Compact on purpose (a few hundred tokens for a small model's context): the overloaded and most
-loaded lines with their rho and ends, disconnected lines and why, cooldowns, split substations.
+loaded lines with their rho, disconnected lines and why, cooldowns, split substations. Lines go
+by their one name (:mod:`ace_core.grid.names`: ``line 1-4``, the substations they join).
 """
 
 from __future__ import annotations
@@ -11,29 +12,21 @@ import numpy as np
 from ace_core.grid.action_space import ActionSpace
 
 
-def line_ends(space: ActionSpace, line: int) -> str:
-    return f"sub {space.line_or_sub[line]}-sub {space.line_ex_sub[line]}"
-
-
 def state_text(obs, space: ActionSpace, most_loaded: int = 5) -> str:
     """``T_s``: the grid state in words."""
     rho = np.asarray(obs.rho)
     parts = [
         f"Step {int(obs.current_step)} ({int(obs.year):04d}-{int(obs.month):02d}-{int(obs.day):02d} "
         f"{int(obs.hour_of_day):02d}:{int(obs.minute_of_hour):02d}). Max line load {rho.max():.0%} "
-        f"on line {int(rho.argmax())} ({line_ends(space, int(rho.argmax()))})."
+        f"on {space.line_name(int(rho.argmax()))}."
     ]
     overloaded = np.flatnonzero(rho >= 1.0)
     if len(overloaded):
         listed = sorted(overloaded, key=lambda i: -rho[i])
-        parts.append("Overloaded: " + ", ".join(f"line {i} {rho[i]:.0%}" for i in listed) + ".")
+        parts.append("Overloaded: " + ", ".join(f"{space.line_name(i)} {rho[i]:.0%}" for i in listed) + ".")
     loaded = [i for i in np.argsort(-rho) if rho[i] < 1.0 and obs.line_status[i]][:most_loaded]
     if loaded:
-        parts.append(
-            "Most loaded: "
-            + ", ".join(f"line {i} ({line_ends(space, i)}) {rho[i]:.0%}" for i in loaded)
-            + "."
-        )
+        parts.append("Most loaded: " + ", ".join(f"{space.line_name(i)} {rho[i]:.0%}" for i in loaded) + ".")
     out = np.flatnonzero(~obs.line_status)
     if len(out):
         described = []
@@ -43,7 +36,7 @@ def state_text(obs, space: ActionSpace, most_loaded: int = 5) -> str:
                 why = ", maintenance"
             elif obs.time_before_cooldown_line[i] > 0:
                 why = f", cooldown {int(obs.time_before_cooldown_line[i])}"
-            described.append(f"line {i}{why}")
+            described.append(f"{space.line_name(i)}{why}")
         parts.append("Disconnected: " + ", ".join(described) + ".")
     cooling = np.flatnonzero(obs.time_before_cooldown_sub > 0)
     if len(cooling):

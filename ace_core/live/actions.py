@@ -125,9 +125,9 @@ def describe_action(action: LiveAction, space: ActionSpace) -> str:
     if action.kind == "topology":
         start = space.sub_start[action.substation]
         moves = ", ".join(f"{space.element_labels[start + e]} to bus {b}" for e, b in action.set)
-        return f"substation {action.substation}: {moves}"
+        return f"{space.substation_name(action.substation)}: {moves}"
     if action.kind == "line":
-        return f"{action.status} line {action.line}"
+        return f"{action.status} {space.line_name(action.line)}"
     return "do nothing"
 
 

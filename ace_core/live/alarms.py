@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ace_core.grid.names import ElementNames
+
 N1_MORE_OUTAGES = 2
 """overloading single outages beyond the baseline's count that make N-1 worse than usual"""
 N1_HIGHER_RHO = 0.10
@@ -32,10 +34,21 @@ SEVERITY = {
 
 
 def alarms_between(
-    previous: dict[str, Any] | None, current: dict[str, Any], *, done: bool, finished: bool, reason: str = ""
+    previous: dict[str, Any] | None,
+    current: dict[str, Any],
+    *,
+    done: bool,
+    finished: bool,
+    reason: str = "",
+    names: ElementNames | None = None,
 ) -> list[dict[str, Any]]:
     """Alarms raised by a step: a line going over its limit, a line tripping (out, not for
-    maintenance nor by an operator's action), a line entering maintenance, game over."""
+    maintenance nor by an operator's action), a line entering maintenance, game over. ``names``:
+    the grid's element names (:mod:`ace_core.grid.names`), which the messages use."""
+
+    def name(line: int) -> str:
+        return names.line(line) if names is not None else f"line {line}"
+
     alarms = []
     if done and not finished:
         why = f": {reason}" if reason else ""
@@ -50,17 +63,17 @@ def alarms_between(
                 {
                     "kind": "overload",
                     "line": line,
-                    "message": f"line {line} overloaded (rho {current['rho'][line]:.2f})",
+                    "message": f"{name(line)} overloaded (rho {current['rho'][line]:.2f})",
                 }
             )
     before_maintenance = set(previous["maintenance"]) if previous else set()
     for line in current["maintenance"]:
         if line not in before_maintenance:
-            alarms.append({"kind": "maintenance", "line": line, "message": f"line {line} in maintenance"})
+            alarms.append({"kind": "maintenance", "line": line, "message": f"{name(line)} in maintenance"})
     if previous:
         for line, (was, now) in enumerate(zip(previous["line_status"], current["line_status"])):
             if was and not now and line not in current["maintenance"]:
-                alarms.append({"kind": "line_tripped", "line": line, "message": f"line {line} tripped"})
+                alarms.append({"kind": "line_tripped", "line": line, "message": f"{name(line)} tripped"})
     return [{**alarm, "severity": SEVERITY[alarm["kind"]]} for alarm in alarms]
 
 

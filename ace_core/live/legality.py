@@ -53,29 +53,25 @@ class LegalityRules:
         line = action.line
         connected = bool(obs.line_status[line])
         if action.status == "connect" and connected:
-            return f"line {line} is already connected"
+            return f"{self.space.line_name(line)} is already connected"
         if action.status == "disconnect" and not connected:
-            return f"line {line} is already disconnected"
+            return f"{self.space.line_name(line)} is already disconnected"
         if obs.time_next_maintenance[line] == 0 and obs.duration_next_maintenance[line] > 0:
-            return (
-                f"line {line} is in maintenance for {int(obs.duration_next_maintenance[line])} more step(s)"
-            )
+            return f"{self.space.line_name(line)} is in maintenance for {int(obs.duration_next_maintenance[line])} more step(s)"
         if obs.time_before_cooldown_line[line] > 0:
-            return f"line {line} is in cooldown for {int(obs.time_before_cooldown_line[line])} more step(s)"
+            return f"{self.space.line_name(line)} is in cooldown for {int(obs.time_before_cooldown_line[line])} more step(s)"
         return self._disconnection_refusal(obs, line) if action.status == "disconnect" else ""
 
     def _topology_refusal(self, obs, action: LiveAction) -> str:
         sub = action.substation
         if obs.time_before_cooldown_sub[sub] > 0:
-            return (
-                f"substation {sub} is in cooldown for {int(obs.time_before_cooldown_sub[sub])} more step(s)"
-            )
+            return f"{self.space.substation_name(sub)} is in cooldown for {int(obs.time_before_cooldown_sub[sub])} more step(s)"
         start = int(self.space.sub_start[sub])
         for element, _ in action.set:
             kind, line = self.types[start + element]
             if kind == "line" and not obs.line_status[line] and obs.time_before_cooldown_line[line] > 0:
                 return (
-                    f"moving {self.space.element_labels[start + element]} would reconnect line {line}, "
+                    f"moving {self.space.element_labels[start + element]} would reconnect it, "
                     f"which is in cooldown for {int(obs.time_before_cooldown_line[line])} more step(s)"
                 )
         return self._island_refusal(obs, sub, dict(action.set))
@@ -94,7 +90,10 @@ class LegalityRules:
             lines = [j for j in members if self.types[start + j][0] == "line"]
             if not lines:
                 names = ", ".join(self.space.element_labels[start + j] for j in members)
-                return f"would island {names} on bus {bus} of substation {sub} (no line connects that bus)"
+                return (
+                    f"would island {names} on bus {bus} of {self.space.substation_name(sub)} "
+                    "(no line connects that bus)"
+                )
         return ""
 
     def _disconnection_refusal(self, obs, line: int) -> str:
@@ -115,7 +114,8 @@ class LegalityRules:
             if others and not any(self.types[start + j][0] == "line" for j in others):
                 names = ", ".join(self.space.element_labels[start + j] for j in others)
                 return (
-                    f"disconnecting line {line} would island {names} on bus {bus} of substation {sub} "
+                    f"disconnecting {self.space.line_name(line)} would island {names} on bus {bus} of "
+                    f"{self.space.substation_name(sub)} "
                     "(no other line connects that bus)"
                 )
         return ""

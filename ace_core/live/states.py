@@ -1,7 +1,9 @@
 """What the console draws: the grid's static layout and its state at each step, as plain lists.
 
-States are dicts of plain lists (rho rounded to 1e-3), small enough to persist at every step;
-:func:`state_delta` keeps only what changed in the slowly varying parts (line status, buses).
+States are dicts of plain lists, each figure rounded to the precision the console shows (rho to
+1e-3, i.e. 0.1 %; power to 0.1 MW), small enough to persist at every step. :func:`state_delta`
+keeps only the figures that changed at that precision: the values that moved beyond what the
+console displays.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.names import element_names
 
 OVERLOAD = 1.0
 
@@ -19,12 +22,14 @@ OVERLOAD = 1.0
 def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
     """The static drawing of the grid: substations at grid2op's layout coordinates (a circle when
     the env has none), their elements, the lines between them (with their thermal limit, A), and
-    the generators and loads at each substation."""
-    names = [str(n) for n in env.name_sub]
+    the generators and loads at each substation. Each element has its one ``name``
+    (:mod:`ace_core.grid.names`) and grid2op's as ``raw``."""
+    raw = [str(n) for n in env.name_sub]
     layout = env.grid_layout or {}
-    n_sub = len(names)
+    n_sub = len(raw)
+    names = space.names or element_names(env)
     subs = []
-    for s, name in enumerate(names):
+    for s, name in enumerate(raw):
         if name in layout:
             x, y = (float(v) for v in layout[name])
         else:
@@ -33,7 +38,8 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
         subs.append(
             {
                 "id": s,
-                "name": name,
+                "name": names.substation(s),
+                "raw": name,
                 "x": x,
                 "y": y,
                 "start": start,
@@ -44,7 +50,8 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
     lines = [
         {
             "id": i,
-            "name": str(env.name_line[i]),
+            "name": names.line(i),
+            "raw": str(env.name_line[i]),
             "or": int(space.line_or_sub[i]),
             "ex": int(space.line_ex_sub[i]),
             "thermal_limit": round(float(limits[i]), 1),
@@ -52,11 +59,11 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
         for i in range(space.n_line)
     ]
     generators = [
-        {"id": g, "name": str(name), "sub": int(sub)}
+        {"id": g, "name": names.generators[g], "raw": str(name), "sub": int(sub)}
         for g, (name, sub) in enumerate(zip(env.name_gen, env.gen_to_subid))
     ]
     loads = [
-        {"id": c, "name": str(name), "sub": int(sub)}
+        {"id": c, "name": names.loads[c], "raw": str(name), "sub": int(sub)}
         for c, (name, sub) in enumerate(zip(env.name_load, env.load_to_subid))
     ]
     return {
@@ -93,21 +100,31 @@ def grid_state(obs, step: int) -> dict[str, Any]:
     }
 
 
-DELTA_KEYS = ("line_status", "bus", "cooldown_line", "cooldown_sub")
-"""lists that change rarely between steps: sent as [[position, value], ...] changes"""
+DELTA_KEYS = ("rho", "p_or", "gen_p", "load_p", "line_status", "bus", "cooldown_line", "cooldown_sub")
+"""the fixed-length lists (one value per line, generator, load, element or substation): sent as
+[[position, value], ...] changes while fewer than half of their values moved"""
 
 
 def state_delta(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any]:
-    """``current`` with the slowly varying lists replaced by their changes since ``previous``
-    (``{"delta": True, "changes": {key: [[i, value], ...]}}``); the full state without previous."""
+    """What changed from ``previous`` to ``current``: ``{"delta": True, ...}`` with the values that
+    changed (a fixed-length list whole when at least half of it moved), and ``"changes": {key:
+    [[i, value], ...]}`` for the lists of which fewer than half moved; an unchanged value is left
+    out. Without ``previous``, the full state (``"delta": False``)."""
     if previous is None:
         return {**current, "delta": False}
-    out = {k: v for k, v in current.items() if k not in DELTA_KEYS}
-    out["delta"] = True
-    out["changes"] = {
-        key: [[i, v] for i, (u, v) in enumerate(zip(previous[key], current[key])) if u != v]
-        for key in DELTA_KEYS
-    }
+    out: dict[str, Any] = {"delta": True}
+    changes = {}
+    for key, value in current.items():
+        before = previous.get(key)
+        if value == before:
+            continue
+        if key in DELTA_KEYS and before is not None and len(before) == len(value):
+            moved = [[i, v] for i, (u, v) in enumerate(zip(before, value)) if u != v]
+            if 2 * len(moved) < len(value):
+                changes[key] = moved
+                continue
+        out[key] = value
+    out["changes"] = changes
     return out
 
 
@@ -115,10 +132,10 @@ def apply_delta(previous: dict[str, Any], delta: dict[str, Any]) -> dict[str, An
     """Inverse of :func:`state_delta` (what the page does in JavaScript)."""
     if not delta.get("delta"):
         return {k: v for k, v in delta.items() if k != "delta"}
-    state = {k: v for k, v in delta.items() if k not in ("delta", "changes")}
-    for key in DELTA_KEYS:
+    state = {**previous, **{k: v for k, v in delta.items() if k not in ("delta", "changes")}}
+    for key, moved in delta["changes"].items():
         values = list(previous[key])
-        for i, v in delta["changes"][key]:
+        for i, v in moved:
             values[i] = v
         state[key] = values
     return state

@@ -108,8 +108,9 @@ class RecommendationPipeline:
         self.space = space
         self.g2op_space = env.action_space
         self.sac, self.features = sac, features
-        self.line_names = [str(n) for n in env.name_line]
-        self.lines = resolve_lines(self.config.contingencies, self.line_names)
+        # the contingency list accepts grid2op's names; N-1 results name lines by their one name
+        self.lines = resolve_lines(self.config.contingencies, [str(n) for n in env.name_line])
+        self.line_names = [space.line_name(i) for i in range(space.n_line)]
         self.kind = forecast_kind(env)
         current = getattr(env, "current_obs", None)
         if current is not None and available_horizon(current):

@@ -58,7 +58,8 @@
       var mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
       midX.push(mx); midY.push(my);
       var limit = line.thermal_limit;
-      var words = "line " + i + " (" + line.name + ")<br>";
+      // one name per element (ace_core.grid.names); the id and grid2op's own name as the detail
+      var words = line.name + " (id " + i + (line.raw ? ", " + line.raw : "") + ")<br>";
       if (on) {
         words += "flow " + fmt(state.p_or ? state.p_or[i] : null, 1) + " MW · " + fmt(limit ? rho * limit : null, 0) + " A<br>" +
           "rho " + (rho * 100).toFixed(1) + " % of " + fmt(limit, 0) + " A thermal limit";
@@ -89,7 +90,7 @@
         var k = count[key] = (count[key] || 0) + 1;
         var p = values ? values[i] : null;
         t.x.push(sub.x + (k - 1) * 12 - 6); t.y.push(sub.y + dy);
-        t.text.push(item.name + " (" + name + ") at substation " + item.sub + "<br>" + fmt(p, 1) + " " + unit);
+        t.text.push(item.name + " at " + subs[item.sub].name + "<br>" + fmt(p, 1) + " " + unit);
         t.size.push(7 + Math.min(Math.abs(p || 0), 300) / 30);
       });
       return { type: "scatter", mode: "markers", x: t.x.length ? t.x : [null], y: t.y.length ? t.y : [null],
@@ -156,8 +157,11 @@
     return Plotly.restyle(div, { x: [trace.x], y: [trace.y] }, [index]);
   }
 
+  // a step's state from the previous one and what changed (ace_core.live.states.state_delta): the
+  // values that changed, and [[position, value], ...] for the lists of which few values moved
   function applyDelta(previous, delta) {
     var state = {};
+    if (delta.delta) { Object.keys(previous).forEach(function (k) { state[k] = previous[k]; }); }
     Object.keys(delta).forEach(function (k) { if (k !== "delta" && k !== "changes") { state[k] = delta[k]; } });
     if (!delta.delta) { return state; }
     Object.keys(delta.changes).forEach(function (key) {

@@ -9,8 +9,10 @@
   slider.max = frames.length - 1;
   function describe(action) {
     if (!action || !action.kind || action.kind === "nothing") { return "no action"; }
-    if (action.kind === "line") { return action.status + " line " + action.line; }
-    return "substation " + action.substation + ": " + action.set.map(function (p) { return "element " + p[0] + " → bus " + p[1]; }).join(", ");
+    // the elements' one names, from the layout (ace_core.grid.names)
+    if (action.kind === "line") { return action.status + " " + data.layout.lines[action.line].name; }
+    var sub = data.layout.substations[action.substation];
+    return sub.name + ": " + action.set.map(function (p) { return sub.elements[p[0]] + " → bus " + p[1]; }).join(", ");
   }
   function show(i) {
     var frame = frames[i];

@@ -248,8 +248,8 @@ def test_replaying_the_applied_actions_after_a_restart_lands_on_the_same_state(e
         ),
         (
             {"kind": "topology", "substation": 1, "set": [[9, 2]]},
-            "substation 1 has no element 9; accepted: 0 to 5 (line 0 extremity, line 2 origin, "
-            "line 3 origin, line 4 origin, generator 0, load 0)",
+            "substation 1 has no element 9; accepted: 0 to 5 (line 0-1, line 1-2, "
+            "line 1-3, line 1-4, generator 0, load 0)",
         ),
         ({"kind": "topology", "substation": 1, "set": [[0, 3]]}, "bus 3 is not accepted; accepted: 1 or 2"),
         ({"kind": "topology", "substation": 1, "set": []}, "a topology action needs 'set'"),
@@ -312,21 +312,21 @@ def test_a_line_switch_on_a_line_in_cooldown_is_refused(cooldown_env):
     grid.step(act({"kind": "line", "line": 10, "status": "disconnect"}, grid), with_recommendations=False)
     assert grid.state["line_status"][10] == 0 and grid.state["cooldown_line"][10] == COOLDOWN
     assert grid.refusal(act({"kind": "line", "line": 10, "status": "disconnect"}, grid)) == (
-        "line 10 is already disconnected"
+        "line 8-9 is already disconnected"
     )
     reconnect = act({"kind": "line", "line": 10, "status": "connect"}, grid)
     outcome = grid.what_if(reconnect)
     assert not outcome.legal
-    assert outcome.refusal == f"line 10 is in cooldown for {COOLDOWN} more step(s)"
+    assert outcome.refusal == f"line 8-9 is in cooldown for {COOLDOWN} more step(s)"
     assert simulated_rho(grid, reconnect)[2]["is_illegal"]
     # putting the line's end on a bus would reconnect it: refused too, with the reason
-    origin = grid.space.element_labels.index("line 10 origin") - int(grid.space.sub_start[8])
+    origin = grid.space.element_labels.index("line 8-9") - int(grid.space.sub_start[8])  # at substation 8
     via_bus = grid.what_if(act({"kind": "topology", "substation": 8, "set": [[origin, 1]]}, grid))
     assert via_bus.refusal == (
-        f"moving line 10 origin would reconnect line 10, which is in cooldown for {COOLDOWN} more step(s)"
+        f"moving line 8-9 would reconnect it, which is in cooldown for {COOLDOWN} more step(s)"
     )
     assert grid.refusal(act({"kind": "line", "line": 3, "status": "connect"}, grid)) == (
-        "line 3 is already connected"
+        "line 1-3 is already connected"
     )
 
 
@@ -344,7 +344,7 @@ def test_actions_that_would_island_a_node_or_cut_a_load_off_are_refused(env):
             "substation": 7,
             "set": [[1, 2]],
         },
-        "disconnecting line 18 would island generator 4 on bus 1 of substation 7 "
+        "disconnecting line 6-7 would island generator 4 on bus 1 of substation 7 "
         "(no other line connects that bus)": {"kind": "line", "line": 18, "status": "disconnect"},
     }
     for message, spec in cases.items():

@@ -66,8 +66,8 @@ def test_a_what_if_at_any_step_played_is_the_what_if_of_a_fresh_replay(envs):
     # the kept states carry the cooldowns and the open line of their step
     assert {
         "substation 1 is in cooldown",
-        "line 4 is in cooldown",
-        "line 4 is already disconnected",
+        "line 1-4 is in cooldown",
+        "line 1-4 is already disconnected",
     } <= refusals
     assert kept_env.nb_time_step == played_steps and history.step_index == 10  # what-ifs never step
 

@@ -29,9 +29,9 @@ def test_every_index_round_trips_through_grid2op(sandbox, sandbox_space):
 def test_descriptions_name_substation_elements_and_buses(sandbox_space):
     space = sandbox_space
     assert space.describe(0) == "do nothing"
-    assert space.describe(3) == "reconnect line 2"
+    assert space.describe(3) == "reconnect line 1-2"  # line 2 joins substations 1 and 2
     last = space.describe(space.n - 1)
-    assert last.startswith("substation 13: ") and "to bus 2" in last and "line 14 extremity" in last
+    assert last.startswith("substation 13: ") and "to bus 2" in last and "line 12-13" in last
 
 
 @pytest.mark.parametrize("bad", [-1, 199, 10**9, 1.5, True, "3"])

@@ -67,7 +67,7 @@ def test_state_text_mentions_loads_and_disconnections(sandbox, sandbox_space, fr
     obs, *_ = sandbox.step(sandbox.action_space({"set_line_status": [(7, -1)]}))
     text = state_text(obs, sandbox_space)
     assert "Max line load" in text and "Most loaded" in text
-    assert "Disconnected: line 7" in text
+    assert "Disconnected: line 5-10" in text  # line 7 joins substations 5 and 10
     assert len(text) < 800  # compact enough for a small model's prompt
     assert action_text(sandbox_space, 0) == "do nothing"
     sandbox.reset(seed=0, options={"time serie id": 0})

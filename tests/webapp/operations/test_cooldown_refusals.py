@@ -139,15 +139,16 @@ def test_what_if_and_apply_refuse_a_substation_or_line_in_cooldown_and_write_not
     assert _post(client, apply_url, {"step": 2, "action": opened}).status_code == 200
     run_feed(session, 1)
     line = opened["line"]
+    name = session.layout["lines"][line]["name"]  # the line's one name, as every message gives it
     reconnect = {"kind": "line", "line": line, "status": "connect"}
     outcome = _post(client, what_if_url, {"step": 3, "action": reconnect}).json()["what_if"]
-    assert outcome["refusal"] == f"line {line} is in cooldown for {COOLDOWN} more step(s)"
+    assert outcome["refusal"] == f"{name} is in cooldown for {COOLDOWN} more step(s)"
     before = _written(session)
     response = _post(client, apply_url, {"step": 3, "action": reconnect})
     assert response.status_code == 400
     assert (
         response.json()["error"]
-        == f"this action cannot be played: line {line} is in cooldown for {COOLDOWN} more step(s)"
+        == f"this action cannot be played: {name} is in cooldown for {COOLDOWN} more step(s)"
     )
     assert _written(session) == before
     # and the substation's cooldown counts down with the steps

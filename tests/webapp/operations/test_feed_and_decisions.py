@@ -200,7 +200,7 @@ def test_what_if_matches_grid2op_and_refuses_bad_actions(make_session, operator)
     assert not islanding["legal"], islanding
     assert "would island load 0 on bus 2 of substation 1" in islanding["refusal"]
     already = mirror.what_if(session=session, step=2, action={"kind": "line", "line": 3, "status": "connect"})
-    assert already["refusal"] == "line 3 is already connected"
+    assert already["refusal"] == "line 1-3 is already connected"
 
     # an illegal action is refused with the reason; a legal one is played at the next step
     with pytest.raises(OperationsError, match="this action cannot be played: would island load 0"):

@@ -57,7 +57,7 @@ def test_console_endpoints_refuse_bad_input_with_the_reason(make_session, operat
     )
     assert response.status_code == 400
     assert response.json()["error"].startswith(
-        "substation 1 has no element 9; accepted: 0 to 5 (line 0 extremity"
+        "substation 1 has no element 9; accepted: 0 to 5 (line 0-1, line 1-2"
     )
     islanding = {"kind": "topology", "substation": 4, "set": [[4, 2]]}
     response = _post(client, what_if, {"step": 1, "action": islanding})

@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('operations', '0007_alarm_severity'),
+        ("operations", "0007_alarm_severity"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='alarm',
-            name='kind',
-            field=models.CharField(choices=[('overload', 'overload (rho > 1)'), ('line_tripped', 'line tripped'), ('maintenance', 'line in maintenance'), ('game_over', 'game over'), ('n1_insecure', 'not N-1 secure'), ('overload_ahead', 'overload ahead if nothing is done'), ('failure_ahead', 'early warning: game over ahead whatever is done')], max_length=16),
+            model_name="alarm",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("overload", "overload (rho > 1)"),
+                    ("line_tripped", "line tripped"),
+                    ("maintenance", "line in maintenance"),
+                    ("game_over", "game over"),
+                    ("n1_insecure", "not N-1 secure"),
+                    ("overload_ahead", "overload ahead if nothing is done"),
+                    ("failure_ahead", "early warning: game over ahead whatever is done"),
+                ],
+                max_length=16,
+            ),
         ),
     ]
