@@ -33,7 +33,7 @@ from webapp.accounts.forms import LoginForm
 from webapp.operations.forms import SessionStartForm
 from webapp.operations.views import _JsonAction
 from webapp.review.forms import DecisionForm
-from webapp.training.forms import DeployForm, EvaluationForm, MineForm, TrainConfigForm
+from webapp.training.forms import DeployForm, EvaluationForm, MineForm, RollbackForm, TrainConfigForm
 
 EXAMPLES = int(os.environ.get("GRIDACE_FUZZ_EXAMPLES", "20"))
 
@@ -42,6 +42,7 @@ FORMS = {
     "training:run_launch": TrainConfigForm,
     "training:run_evaluate": EvaluationForm,
     "training:checkpoint_deploy": DeployForm,
+    "training:deployment_rollback": RollbackForm,
     "training:mine_launch": MineForm,
     "review:refinement_decide": DecisionForm,
     "operations:session_start": SessionStartForm,

@@ -67,6 +67,7 @@ def fuzz_objects(make_session, make_refinement) -> dict[str, dict[str, int]]:  #
     run_ids = {"pk": run.pk}
     return {
         "training:checkpoint_deploy": {"run_pk": run.pk, "pk": session.deployment.checkpoint.pk},
+        "training:deployment_rollback": {"pk": session.deployment.pk},
         "training": run_ids,
         "review": {"run_pk": run.pk, "pk": refinement.pk},
         "operations": {"pk": session.pk, "alarm_pk": alarm.pk, "rec_pk": rec.pk},

@@ -20,7 +20,7 @@ from ninja import NinjaAPI
 from ninja.openapi.docs import Swagger
 from ninja.parser import Parser
 
-from webapp.api.endpoints import audit, me, operations, review, training
+from webapp.api.endpoints import audit, deployments, me, operations, review, training
 from webapp.api.errors import error_body, install_handlers
 from webapp.api.models import ApiToken
 from webapp.api.services import refusal_record, token_use_record
@@ -94,7 +94,7 @@ api = GridAceApi(
 )
 install_handlers(api)
 api.add_decorator(audit_writes, mode="view")
-for module in (operations, training, review, audit, me):
+for module in (operations, training, deployments, review, audit, me):
     api.add_router("/", module.router)
 
 

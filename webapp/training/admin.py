@@ -131,7 +131,14 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Deployment)
 class DeploymentAdmin(ReadOnlyAdmin):
-    list_display = ["deployed_at", "checkpoint", "deployed_by", "path"]
+    list_display = [
+        "deployed_at",
+        "checkpoint",
+        "deployed_by",
+        "evaluation",
+        "override_reason",
+        "rollback_of",
+    ]
 
 
 @admin.register(Evaluation)

@@ -7,6 +7,12 @@ class RunStateError(ValidationError):
     """The run (or checkpoint, or evaluation) is not in a state that allows the action."""
 
 
+class DeployGuardError(RunStateError):
+    """A deploy the guard refuses: no finished test evaluation showing the policy at least at
+    do-nothing's survival, and no override with a written reason. The message names what is
+    missing."""
+
+
 class WorkerLost(Exception):
     """Recorded on a task whose worker stopped sending heartbeats (killed, machine lost)."""
 

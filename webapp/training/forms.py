@@ -33,9 +33,14 @@ from ace_core.grid.opponents import OPPONENTS
 from ace_core.training.recipes import RECIPES, recipe_get
 from webapp.training.selectors import COMPARE_MAX_RUNS, env_names
 from webapp.training.selectors.mines import MineInfo, mine_by_path, mine_list
+from webapp.training.services.deployment import (
+    COMMENT_MAX_LENGTH,
+    OVERRIDE_MAX_LENGTH,
+    OVERRIDE_MIN_LENGTH,
+)
 from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
 from webapp.training.services.mines import MAX_EPISODE_LENGTH, MAX_SEEDS, check_expert
-from webapp.training.services.runs import LABEL_MAX_LENGTH
+from webapp.training.services.runs import LABEL_MAX_LENGTH, missing_server
 from webapp.validation import (
     DB_INT_MAX,
     AsciiFloatField,
@@ -237,9 +242,15 @@ def clean_config(form: forms.BaseForm, cleaned: dict[str, Any]) -> dict[str, Any
         return cleaned  # type errors first; TrainConfig is checked once they are fixed
     values = {name: cleaned[name] for name in names if name in cleaned}
     try:
-        cleaned["config"] = TrainConfig.from_dict(values).validate()
+        config = TrainConfig.from_dict(values).validate()
     except ConfigError as error:
         form.add_error(config_field_for_message(str(error), names), str(error))
+        return cleaned
+    missing = missing_server(config)
+    if missing:
+        form.add_error("llm", missing)
+    else:
+        cleaned["config"] = config
     return cleaned
 
 
@@ -415,7 +426,21 @@ class EvaluationForm(forms.Form):
 
 
 class DeployForm(forms.Form):
-    comment = forms.CharField(required=False, max_length=500, widget=forms.TextInput)
+    """The deploy confirmation: a comment, and the override's reason when the guard refuses."""
+
+    comment = forms.CharField(required=False, max_length=COMMENT_MAX_LENGTH, widget=forms.TextInput)
+    override_reason = forms.CharField(
+        required=False,
+        max_length=OVERRIDE_MAX_LENGTH,
+        label="override reason",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="needed only when the guard refuses: why this policy should be deployed anyway "
+        f"({OVERRIDE_MIN_LENGTH} to {OVERRIDE_MAX_LENGTH} characters; the audit keeps it)",
+    )
+
+
+class RollbackForm(forms.Form):
+    comment = forms.CharField(required=False, max_length=COMMENT_MAX_LENGTH, widget=forms.TextInput)
 
 
 class RunIdsField(forms.Field):

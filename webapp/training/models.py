@@ -114,13 +114,45 @@ class FinetuneRecord(models.Model):
 
 
 class Deployment(models.Model):
-    """One row per deployment decision; the newest names the policy live sessions use."""
+    """One row per deployment decision; the newest names the policy live sessions use.
+
+    A rollback is a decision too: a new row serving the policy of the deployment it returns to
+    (``rollback_of`` names the one it replaced). ``previous`` is where a rollback of this row
+    returns, so rolling back again and again walks back through the deployments as they were made.
+    """
 
     checkpoint = models.ForeignKey(Checkpoint, on_delete=models.PROTECT, related_name="deployments")
     deployed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     deployed_at = models.DateTimeField()
     path = models.CharField(max_length=500, help_text="the frozen copy live sessions load")
     comment = models.CharField(max_length=500, blank=True)
+    previous = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="the deployment a rollback of this one returns to (empty: none before it)",
+    )
+    rollback_of = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="the deployment this one rolled back (empty: a deploy)",
+    )
+    evaluation = models.ForeignKey(
+        "Evaluation",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="the finished test evaluation the deploy guard read (empty: none)",
+    )
+    override_reason = models.CharField(
+        max_length=500, blank=True, help_text="why it was deployed although the guard refused it"
+    )
 
     class Meta:
         ordering = ["-deployed_at", "-id"]

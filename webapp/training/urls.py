@@ -23,4 +23,9 @@ urlpatterns = [
         views.CheckpointDeployView.as_view(),
         name="checkpoint_deploy",
     ),
+    path(
+        "deployments/<int:pk>/rollback/",
+        views.DeploymentRollbackView.as_view(),
+        name="deployment_rollback",
+    ),
 ]

@@ -1,7 +1,7 @@
 """Engineers' pages: run list, launch form (from a named recipe), run detail (live charts), the
-comparison of several runs, the POST actions cancel, resume, evaluate and deploy, and the mines
-of expert decisions (list, detail with its progress, launch). Views call selectors to read and
-services to write."""
+comparison of several runs, the POST actions cancel, resume and evaluate, the deploy confirmation
+(the guard's evaluation, then deploy) and the rollback, and the mines of expert decisions (list,
+detail with its progress, launch). Views call selectors to read and services to write."""
 
 from __future__ import annotations
 
@@ -25,13 +25,14 @@ from webapp.training.forms import (
     DeployForm,
     EvaluationForm,
     MineForm,
+    RollbackForm,
     RunCompareForm,
     TrainConfigForm,
     recipe_presets,
 )
-from webapp.training.models import TrainingRun
+from webapp.training.models import Checkpoint, TrainingRun
 from webapp.training.selectors import mines as mine_selectors
-from webapp.training.services.deployment import checkpoint_deploy
+from webapp.training.services.deployment import deployment_rollback, run_deploy
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.mines import mine_launch
 from webapp.training.services.runs import run_cancel, run_launch, run_resume
@@ -64,14 +65,20 @@ class RunListView(PermissionGate, View):
             status = ""
         page = Paginator(selectors.run_list(status=status), PAGE_SIZE).get_page(request.GET.get("page"))
         best_policies = selectors.runs_best_policies(runs=page)
+        test_outcomes = selectors.runs_test_outcomes(runs=page)
+        deployment = selectors.deployment_current()
         for run in page:
             run.recipe = recipe_matching(run.config)
             run.best_policy = best_policies.get(run.pk)
+            run.test_outcome = test_outcomes.get(run.pk)
+            run.is_deployed = deployment is not None and deployment.checkpoint.run_id == run.pk
         context = {
             "page": page,
             "status": status,
             "statuses": JobStatus.values,
             "compare_max_runs": selectors.COMPARE_MAX_RUNS,
+            "deployment": deployment,
+            "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
         }
         return render(request, "training/run_list.html", context)
 
@@ -163,7 +170,6 @@ class RunDetailView(PermissionGate, View):
             "refinements": selectors.run_refinement_summary(run=run),
             "deployment": selectors.deployment_current(),
             "evaluation_form": EvaluationForm(),
-            "deploy_form": DeployForm(),
             "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
             "can_evaluate": request.user.has_perm(roles.EVALUATE_RUNS),
             "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
@@ -230,27 +236,94 @@ class RunEvaluateView(PermissionGate, View):
         return _detail(run)
 
 
-class CheckpointDeployView(PermissionGate, View):
-    permission_required = roles.DEPLOY_CHECKPOINTS
-    http_method_names = ["post"]
+def _deploy_page(
+    request: HttpRequest, checkpoint: Checkpoint, form: DeployForm, status: int = 200
+) -> HttpResponse:
+    """The deploy confirmation: the policy, the evaluation the guard reads and its verdict, what is
+    deployed now, and the form (with the override's reason when the guard refuses)."""
+    check = selectors.deploy_check(checkpoint=checkpoint)
+    outcome = check.outcome
+    context = {
+        "run": checkpoint.run,
+        "checkpoint": checkpoint,
+        "check": check,
+        "evaluation_rows": selectors.evaluation_table(evaluation=outcome.evaluation) if outcome else [],
+        "evaluation_columns": [label for _, label in selectors.EVALUATION_COLUMNS],
+        "best_policy": selectors.run_best_policy(run=checkpoint.run),
+        "deployment": selectors.deployment_current(),
+        "form": form,
+    }
+    return render(request, "training/deploy_confirm.html", context, status=status)
 
-    def post(self, request: HttpRequest, run_pk: int, pk: int) -> HttpResponse:
+
+class CheckpointDeployView(PermissionGate, View):
+    """GET: the confirmation, showing the evaluation the guard reads; POST: deploy through the
+    guard (:func:`~webapp.training.services.deployment.run_deploy`). A refusal shows the page
+    again with what is missing, the text typed kept."""
+
+    permission_required = roles.DEPLOY_CHECKPOINTS
+
+    @staticmethod
+    def _checkpoint(run_pk: int, pk: int) -> Checkpoint:
         checkpoint = selectors.checkpoint_get(run_id=run_pk, pk=pk)
         if checkpoint is None:
             raise Http404(f"run {run_pk} has no checkpoint {pk}")
+        return checkpoint
+
+    def get(self, request: HttpRequest, run_pk: int, pk: int) -> HttpResponse:
+        return _deploy_page(request, self._checkpoint(run_pk, pk), DeployForm())
+
+    def post(self, request: HttpRequest, run_pk: int, pk: int) -> HttpResponse:
+        checkpoint = self._checkpoint(run_pk, pk)
         form = DeployForm(request.POST)
+        if form.is_valid():
+            try:
+                run_deploy(
+                    run=checkpoint.run,
+                    checkpoint=checkpoint,
+                    user=request.user,
+                    comment=form.cleaned_data["comment"],
+                    override_reason=form.cleaned_data["override_reason"],
+                )
+            except ValidationError as error:
+                form.add_error(None, _error_text(error))
+            else:
+                messages.success(
+                    request,
+                    f"checkpoint at step {checkpoint.step} of run {run_pk} is now the deployed policy",
+                )
+                return _detail(checkpoint.run)
+        return _deploy_page(request, checkpoint, form, status=400)
+
+
+class DeploymentRollbackView(PermissionGate, View):
+    """One click: the deployment before the current one is served again (audited)."""
+
+    permission_required = roles.DEPLOY_CHECKPOINTS
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        deployment = selectors.deployment_get(pk=pk)
+        if deployment is None:
+            raise Http404(f"no deployment {pk}")
+        form = RollbackForm(request.POST)
         if not form.is_valid():
             messages.error(request, " ".join(form.errors.get("comment", ["invalid comment"])))
-            return _detail(checkpoint.run)
+            return HttpResponseRedirect(reverse("training:run_list"))
         try:
-            checkpoint_deploy(checkpoint=checkpoint, user=request.user, comment=form.cleaned_data["comment"])
+            rollback = deployment_rollback(
+                deployment=deployment, user=request.user, comment=form.cleaned_data["comment"]
+            )
         except ValidationError as error:
             messages.error(request, _error_text(error))
         else:
+            restored = rollback.checkpoint
             messages.success(
-                request, f"checkpoint at step {checkpoint.step} of run {run_pk} is now the deployed policy"
+                request,
+                f"rolled back: run {restored.run_id} (checkpoint at step {restored.step}) is the deployed "
+                f"policy again, in place of run {deployment.checkpoint.run_id}",
             )
-        return _detail(checkpoint.run)
+        return HttpResponseRedirect(reverse("training:run_list"))
 
 
 # --- mines of expert decisions ---

@@ -17,7 +17,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Give each operation schemathesis tests its own node id.
 
     schemathesis names its items ``test[GET /api/v1/runs]`` but builds them with the bare test
-    name as ``originalname``, from which pytest 9 makes the node id: all fifteen operations share
+    name as ``originalname``, from which pytest 9 makes the node id: all the operations share
     one id. pytest-xdist schedules by node id, so `make test` would run only one of them.
     """
     from schemathesis.pytest.plugin import SchemathesisFunction

@@ -27,6 +27,10 @@ EXPECTED_PATHS = {
     "/runs/{run_id}/cancel",
     "/runs/{run_id}/resume",
     "/runs/{run_id}/metrics",
+    "/runs/{run_id}/deploy-check",
+    "/runs/{run_id}/deploy",
+    "/deployments",
+    "/deployments/{deployment_id}/rollback",
     "/refinements",
     "/refinements/{refinement_id}/decision",
     "/audit",
@@ -115,7 +119,7 @@ def test_the_schema_is_served_with_every_operation_gated():
     schema = Client().get("/api/v1/openapi.json").json()
     assert schema["openapi"].startswith("3.")
     operations = [op for item in schema["paths"].values() for op in item.values()]
-    assert len(operations) == 15
+    assert len(operations) == 19
     assert all(op["security"] == [{"TokenAuth": []}] and op["x-gridace-permission"] for op in operations)
     assert all({"401", "403", "422", "429"} <= set(op["responses"]) for op in operations)
     assert set(schema["paths"]) == {f"/api/v1{path}" for path in EXPECTED_PATHS}

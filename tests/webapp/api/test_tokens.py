@@ -15,6 +15,7 @@ from tests.webapp.api.conftest import ApiClient, assert_error_shape
 from tests.webapp.conftest import client_for
 from webapp.api.models import ApiToken
 from webapp.api.services import MAX_ACTIVE_TOKENS, token_create
+from webapp.api.views import NEW_TOKEN_COOKIE
 from webapp.audit.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +23,11 @@ pytestmark = pytest.mark.django_db
 
 def test_a_token_is_stored_as_its_hash_and_shown_once_on_the_page(operator):
     page = client_for(operator)
-    response = page.post(reverse("api:token_list"), {"name": "EMS bridge", "expires_in_days": "30"})
+    created = page.post(reverse("api:token_list"), {"name": "EMS bridge", "expires_in_days": "30"})
+    assert created.status_code == 302 and created["Location"] == reverse("api:token_list")  # PRG
+    response = page.get(reverse("api:token_list"))
     assert response.status_code == 200 and response["Cache-Control"] == "no-store"
-    raw = response.context["created"][1]
+    raw = response.context["created"]["secret"]
     assert raw.startswith("gat_") and raw in response.content.decode()
 
     token = ApiToken.objects.get(user=operator)
@@ -40,6 +43,27 @@ def test_a_token_is_stored_as_its_hash_and_shown_once_on_the_page(operator):
     assert abs(expires - token.expires_at) < timedelta(milliseconds=1)
     entry = AuditEntry.objects.get(action="api.token.create")
     assert entry.actor == operator and entry.after["prefix"] == token.prefix and raw not in str(entry.after)
+
+
+def test_reloading_the_page_after_creating_a_token_creates_no_second_token(operator, engineer):
+    """Post/Redirect/Get: the page a browser reloads is the GET after the redirect; it shows the
+    new secret once, and no more on a reload. The secret reaches only its owner."""
+    page = client_for(operator)
+    response = page.post(reverse("api:token_list"), {"name": "EMS bridge"}, follow=True)
+    raw = response.context["created"]["secret"]
+    assert response.redirect_chain == [(reverse("api:token_list"), 302)] and raw in response.content.decode()
+    reloaded = page.get(reverse("api:token_list"))
+    assert reloaded.context["created"] is None and raw not in reloaded.content.decode()
+    assert ApiToken.objects.filter(user=operator).count() == 1
+    assert AuditEntry.objects.filter(action="api.token.create").count() == 1
+
+    # the cookie that carried the secret, replayed by another user, shows nothing
+    other = client_for(engineer)
+    page = client_for(operator)
+    created = page.post(reverse("api:token_list"), {"name": "second"})
+    other.cookies[NEW_TOKEN_COOKIE] = created.cookies[NEW_TOKEN_COOKIE].value
+    shown = other.get(reverse("api:token_list"))
+    assert shown.context["created"] is None and 'id="new-token"' not in shown.content.decode()
 
 
 def test_the_navigation_links_the_tokens_page_for_users_with_a_role(operator, make_user):

@@ -8,10 +8,11 @@ import pytest
 from django.urls import reverse
 
 from ace_core.config import config_fields, field_docs
+from ace_core.errors import ConfigError
 from tests.webapp.conftest import client_for, tiny_config
 from webapp.jobs.models import JobStatus
 from webapp.training.models import Checkpoint, Deployment, TrainingRun
-from webapp.training.services.runs import run_finish, run_start
+from webapp.training.services.runs import run_finish, run_launch, run_start
 
 pytestmark = pytest.mark.django_db
 
@@ -129,6 +130,26 @@ def test_bad_configs_are_refused_on_the_field_with_a_clear_message(engineer, ove
     assert not TrainingRun.objects.exists()
 
 
+def test_a_run_needing_an_unconfigured_llm_server_is_refused_at_launch(engineer, monkeypatch):
+    """llm=openai needs the server GRIDACE_LLM_BASE_URL names: without it the run would only fail in
+    the worker, so the launch refuses it on the field, naming what is missing."""
+    monkeypatch.delenv("GRIDACE_LLM_BASE_URL", raising=False)
+    client = client_for(engineer)
+    response = client.post(reverse("training:run_launch"), _form_data(llm="openai"))
+    assert response.status_code == 400
+    error = " ".join(response.context["form"].errors["llm"])
+    assert "llm=openai needs an OpenAI-compatible server, and GRIDACE_LLM_BASE_URL is not set" in error
+    assert "accepted: set GRIDACE_LLM_BASE_URL" in error
+    assert not TrainingRun.objects.exists()
+    with pytest.raises(ConfigError, match="GRIDACE_LLM_BASE_URL is not set"):  # the service, for any caller
+        run_launch(config=tiny_config(llm="openai"), launched_by=engineer)
+    assert not TrainingRun.objects.exists()
+
+    monkeypatch.setenv("GRIDACE_LLM_BASE_URL", "http://gpu-box:8000/v1")
+    assert client.post(reverse("training:run_launch"), _form_data(llm="openai")).status_code == 302
+    assert TrainingRun.objects.get().config["llm"] == "openai"
+
+
 def test_forged_post_without_csrf_token_is_refused(engineer):
     client = client_for(engineer, enforce_csrf_checks=True)
     response = client.post(reverse("training:run_launch"), _form_data())
@@ -196,8 +217,11 @@ def test_evaluate_and_deploy_from_the_page(engineer, make_run):
     assert "evaluation" in response.content.decode() and run.evaluations.count() == 1
 
     checkpoint = run.checkpoints.get()
+    deploy = reverse("training:checkpoint_deploy", args=[run.pk, checkpoint.pk])
+    response = client.post(deploy, {"comment": "go"})  # the evaluation has not finished: the guard refuses
+    assert response.status_code == 400 and "on test days is queued, not finished" in response.content.decode()
     response = client.post(
-        reverse("training:checkpoint_deploy", args=[run.pk, checkpoint.pk]), {"comment": "go"}, follow=True
+        deploy, {"comment": "go", "override_reason": "deployed for the control-room drill"}, follow=True
     )
     assert "is now the deployed policy" in response.content.decode()
     assert Deployment.objects.get().checkpoint == checkpoint

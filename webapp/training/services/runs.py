@@ -9,6 +9,7 @@ status message to its pages after every change.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -17,6 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from ace_core.config import TrainConfig
+from ace_core.errors import ConfigError
+from ace_core.llm.openai_compat import ENV_BASE_URL
 from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
 from webapp.jobs.services import job_fail, job_finish, job_owned, job_start
@@ -46,10 +49,28 @@ def run_enqueue(run: TrainingRun) -> TrainingRun:
     return run
 
 
+def missing_server(config: TrainConfig) -> str:
+    """What ``config`` needs of this server's configuration and does not find, in words (empty:
+    nothing). A run with ``llm=openai`` talks to an OpenAI-compatible server its worker finds in
+    ``GRIDACE_LLM_BASE_URL``; without it the run would fail in the worker, so it is refused here,
+    at launch. (The web app and its workers share their environment.)"""
+    if config.llm == "openai" and not os.environ.get(ENV_BASE_URL, "").strip():
+        return (
+            f"llm=openai needs an OpenAI-compatible server, and {ENV_BASE_URL} is not set on this "
+            f"server; accepted: set {ENV_BASE_URL} (e.g. http://localhost:8000/v1 for vLLM) where "
+            "the web app and its workers run, or choose llm local, random or none"
+        )
+    return ""
+
+
 @transaction.atomic
 def run_launch(*, config: TrainConfig, launched_by: AbstractBaseUser, label: str = "") -> TrainingRun:
-    """Validate the config, create the run and queue it. Raises ConfigError on a bad config."""
+    """Validate the config, create the run and queue it. Raises ConfigError on a bad config, or
+    one that needs a server this one has not configured (:func:`missing_server`)."""
     config.validate()
+    missing = missing_server(config)
+    if missing:
+        raise ConfigError(missing)
     label = label.strip()
     if len(label) > LABEL_MAX_LENGTH:
         raise RunStateError(f"label is {len(label)} characters long; accepted: at most {LABEL_MAX_LENGTH}")
