@@ -131,7 +131,7 @@ class LiveGrid:
         self.obs = obs
         self.step_index += 1
         self.done = bool(done)
-        self.state = grid_state(obs, self.step_index)
+        self.state = grid_state(obs, self.step_index, attacked=info.get("opponent_attack_line"))
         return float(reward), bool(done), exception_text(info)
 
     def _result(

@@ -75,8 +75,9 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
     }
 
 
-def grid_state(obs, step: int) -> dict[str, Any]:
-    """What the console draws for one step (JSON-ready)."""
+def grid_state(obs, step: int, attacked=None) -> dict[str, Any]:
+    """What the console draws for one step (JSON-ready). ``attacked``: the lines an opponent
+    attacks at this step (grid2op's ``info["opponent_attack_line"]``), when the env has one."""
     rho = np.asarray(obs.rho, dtype=np.float64)
     status = np.asarray(obs.line_status, dtype=bool)
     in_maintenance = (np.asarray(obs.time_next_maintenance) == 0) & (
@@ -93,6 +94,7 @@ def grid_state(obs, step: int) -> dict[str, Any]:
         "line_status": [int(s) for s in status],
         "bus": [int(b) for b in obs.topo_vect],
         "maintenance": [int(i) for i in np.flatnonzero(in_maintenance)],
+        "attacked": [] if attacked is None else [int(i) for i in np.flatnonzero(attacked)],
         "cooldown_line": [int(c) for c in obs.time_before_cooldown_line],
         "cooldown_sub": [int(c) for c in obs.time_before_cooldown_sub],
         "max_rho": round(float(rho.max()), 4) if len(rho) else 0.0,

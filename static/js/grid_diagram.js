@@ -2,8 +2,10 @@
    lines between them with their thermal limits, generators and loads) and a state (rho, flows,
    line status, buses, generation and consumption): lines coloured by rho (the legend gives the
    bands), disconnected lines dashed grey, substations split into two buses drawn as two bus
-   markers, generators and loads beside their substation sized by their output, lines at risk
-   under N-1 marked, and the substations an action touches highlighted.
+   markers, generators and loads beside their substation sized by their output, and a distinct
+   mark for each line that is at risk under N-1 (an open diamond), out of service (a grey
+   circle), in maintenance (a blue square) or under attack (a purple star); the substations an
+   action touches highlighted.
    GridDiagram.draw(div, layout, state, {atRisk, highlight}) -> Promise
    GridDiagram.highlight(div, layout, substationIds) -> Promise */
 (function () {
@@ -44,9 +46,19 @@
     var out = [];
     var maintenance = {};
     (state.maintenance || []).forEach(function (l) { maintenance[l] = true; });
+    var attacked = {};
+    (state.attacked || []).forEach(function (l) { attacked[l] = true; });
     var risk = {};
     (atRisk || []).forEach(function (r) { risk[r.line] = r.outages; });
-    var midX = [], midY = [], midText = [], riskX = [], riskY = [], riskText = [];
+    var midX = [], midY = [], midText = [];
+    // one trace per mark, each with its legend entry
+    var marks = {
+      risk: { x: [], y: [], text: [], name: "at risk under N-1", symbol: "diamond-open", color: "#e6550d", size: 13 },
+      out: { x: [], y: [], text: [], name: "out of service", symbol: "circle-open", color: "#636363", size: 11 },
+      maintenance: { x: [], y: [], text: [], name: "in maintenance", symbol: "square", color: "#3182bd", size: 10 },
+      attack: { x: [], y: [], text: [], name: "under attack", symbol: "star", color: "#6a3d9a", size: 14 }
+    };
+    function mark(kind, x, y, words) { marks[kind].x.push(x); marks[kind].y.push(y); marks[kind].text.push(words); }
     layout.lines.forEach(function (line, i) {
       var a = subs[line.or], b = subs[line.ex];
       var on = state.line_status[i] === 1;
@@ -64,17 +76,24 @@
         words += "flow " + fmt(state.p_or ? state.p_or[i] : null, 1) + " MW · " + fmt(limit ? rho * limit : null, 0) + " A<br>" +
           "rho " + (rho * 100).toFixed(1) + " % of " + fmt(limit, 0) + " A thermal limit";
       } else {
-        words += maintenance[i] ? "in maintenance" : "disconnected";
+        words += maintenance[i] ? "in maintenance" : "out of service";
       }
+      if (attacked[i]) { words += "<br>under attack"; }
       if (risk[i]) { words += "<br>at risk: " + risk[i] + " single outage(s) overload it"; }
       midText.push(words);
-      if (risk[i]) { riskX.push(mx); riskY.push(my); riskText.push(words); }
+      if (attacked[i]) { mark("attack", mx, my, words); }
+      else if (maintenance[i]) { mark("maintenance", mx, my, words); }
+      else if (!on) { mark("out", mx, my, words); }
+      if (risk[i] && on) { mark("risk", mx, my, words); }
     });
     out.push({ type: "scatter", mode: "markers", x: midX, y: midY, text: midText, hoverinfo: "text",
       marker: { size: 8, color: "rgba(0,0,0,0.15)" }, showlegend: false, name: "lines" });
-    out.push({ type: "scatter", mode: "markers", x: riskX.length ? riskX : [null], y: riskY.length ? riskY : [null],
-      text: riskText, hoverinfo: "text", name: "at risk under N-1",
-      marker: { size: 13, symbol: "x-thin-open", color: "#b8261f", line: { width: 3, color: "#b8261f" } } });
+    Object.keys(marks).forEach(function (kind) {
+      var m = marks[kind];
+      out.push({ type: "scatter", mode: "markers", x: m.x.length ? m.x : [null], y: m.y.length ? m.y : [null],
+        text: m.text, hoverinfo: "text", name: m.name,
+        marker: { size: m.size, symbol: m.symbol, color: m.color, line: { width: 2, color: m.color } } });
+    });
     return out;
   }
 

@@ -454,3 +454,23 @@ def test_the_agents_early_warning_is_a_critical_alarm_naming_the_line_once():
         "alert": {"level": "overload", "lines": [9], "words": "overload expected"},
     }
     assert security_alarms(quiet, overload_only) == []  # an overload the cards can hold is not an alarm
+
+
+def test_the_state_names_the_lines_under_attack_while_the_attack_lasts():
+    """A storm on the sandbox attacks a line from step 12 (the profile's first attack): the states
+    list it under ``attacked`` (the diagram's purple star) and list nothing before."""
+    env = make_env("l2rpn_case14_sandbox", cache_chronics=False, opponent="storm")
+    grid = LiveGrid("l2rpn_case14_sandbox", 0, 0, None, env=env)
+    grid.reset()
+    attacked, status = {}, {}
+    for _ in range(20):
+        grid.step(DO_NOTHING, with_recommendations=False)
+        attacked[grid.state["step"]] = grid.state["attacked"]
+        status[grid.state["step"]] = grid.state["line_status"]
+        if grid.done:
+            break
+    under = {step: lines for step, lines in attacked.items() if lines}
+    assert under, attacked
+    first = min(under)
+    assert all(not attacked[step] for step in attacked if step < first)
+    assert all(status[first][line] == 0 for line in under[first])  # the attack took the line out
