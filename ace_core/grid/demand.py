@@ -23,6 +23,14 @@ from ace_core.errors import ConfigError
 
 DEMAND_SCALE_RANGE = (0.8, 1.3)
 _SCALED = ("load_p", "load_q", "prod_p", "load_p_forecast", "load_q_forecast", "prod_p_forecast")
+_SCALED_HANDLERS = (
+    "load_p_handler",
+    "load_q_handler",
+    "gen_p_handler",
+    "load_p_for_handler",
+    "load_q_for_handler",
+    "gen_p_for_handler",
+)
 
 
 def check_demand_scale(value: float) -> float:
@@ -38,9 +46,16 @@ def check_demand_scale(value: float) -> float:
 
 
 def scale_chronic(data, factor: float) -> None:
-    """Multiply one loaded chronic's loads and productions (and their forecasts) by ``factor``."""
+    """Multiply one loaded chronic's loads and productions (and their forecasts) by ``factor``:
+    a ``GridStateFromFile``'s arrays, or the arrays of a ``FromHandlers`` chronic's handlers (the
+    envs made with forecasts, :mod:`ace_core.grid.forecasts`; perfect forecasts read the scaled
+    values from the handlers they forecast)."""
     for name in _SCALED:
         values = getattr(data, name, None)
+        if values is not None:
+            values *= factor
+    for name in _SCALED_HANDLERS:
+        values = getattr(getattr(data, name, None), "array", None)
         if values is not None:
             values *= factor
 

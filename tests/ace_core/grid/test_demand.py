@@ -54,3 +54,21 @@ def test_an_env_reading_from_disk_scales_each_chronic_it_reads():
     assert loads[1.1] == pytest.approx(1.1 * loads[1.0], rel=1e-4)
     with pytest.raises(ConfigError, match="needs the chronics cached in memory"):
         scale_demand(make_env("rte_case14_realistic", cache_chronics=False), 1.1)
+
+
+def test_an_env_made_with_forecasts_scales_the_days_and_the_forecasts_it_reads():
+    """The console's and the look-ahead's envs read their chronics through handlers: the scale
+    reaches the values and the perfect forecasts read from them."""
+    from ace_core.grid.forecasts import make_env_with_forecasts
+
+    plain = make_env_with_forecasts("rte_case14_realistic", "perfect", 12)
+    heavier = make_env_with_forecasts("rte_case14_realistic", "perfect", 12, demand_scale=1.1)
+    for _ in range(2):  # and again after a reset reads the chronic anew
+        before = plain.reset(seed=0, options={"time serie id": 1})
+        after = heavier.reset(seed=0, options={"time serie id": 1})
+        np.testing.assert_allclose(after.load_p, 1.1 * before.load_p, rtol=1e-5)
+        np.testing.assert_allclose(
+            after.gen_p.sum(), 1.1 * before.gen_p.sum(), rtol=2e-2
+        )  # the slack evens out
+        ahead = [obs._forecasted_inj[6][1]["injection"]["load_p"] for obs in (before, after)]
+        np.testing.assert_allclose(ahead[1], 1.1 * ahead[0], rtol=1e-5)
