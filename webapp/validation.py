@@ -172,6 +172,17 @@ def live_action(value: Any, name: str = "action") -> dict[str, Any]:
             integer(pair[0], f"{name}.set element")
             integer(pair[1], f"{name}.set bus", low=1, high=2)
         checked["set"] = pairs
+    if "actions" in value:  # a pair: two single actions played together, each checked the same way
+        actions = value["actions"]
+        if not isinstance(actions, list) or len(actions) != 2:
+            raise InputError(f"{name}.actions must be a list of two actions (a pair)")
+        checked["actions"] = []
+        for i, part in enumerate(actions):
+            if isinstance(part, dict) and "actions" in part:
+                raise InputError(
+                    f"{name}.actions[{i}] is a pair inside a pair; a pair holds two single actions"
+                )
+            checked["actions"].append(live_action(part, f"{name}.actions[{i}]"))
     return checked
 
 

@@ -4,7 +4,11 @@
 - ``{"kind": "index", "index": 57}``: an action of the policy's space (what recommendations carry);
 - ``{"kind": "topology", "substation": 4, "set": [[2, 2], [5, 2]]}``: put elements (positions
   inside the substation, 0-based) on bus 1 or 2, the others keep their bus;
-- ``{"kind": "line", "line": 7, "status": "connect" | "disconnect"}``.
+- ``{"kind": "line", "line": 7, "status": "connect" | "disconnect"}``;
+- ``{"kind": "pair", "actions": [A, B]}``: two of the above (not nothing, not a pair) played
+  together in one step, as the pipeline's combined cards propose
+  (:mod:`ace_core.recommend.pairs`); the grid's rules say how many substations and lines one step
+  may change (:mod:`ace_core.live.legality`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 from ace_core.errors import AceError
 from ace_core.grid.action_space import ActionSpace
 
-ACTION_KINDS = ("nothing", "index", "topology", "line")
+ACTION_KINDS = ("nothing", "index", "topology", "line", "pair")
 LINE_STATUSES = ("connect", "disconnect")
 BUSES = (1, 2)
 
@@ -35,8 +39,12 @@ class LiveAction:
     """(element position inside the substation, bus)"""
     line: int = -1
     status: str = ""
+    parts: tuple[LiveAction, ...] = ()
+    """a pair's two actions"""
 
     def to_dict(self) -> dict[str, Any]:
+        if self.kind == "pair":
+            return {"kind": "pair", "actions": [part.to_dict() for part in self.parts]}
         if self.kind == "index":
             return {"kind": "index", "index": self.index}
         if self.kind == "topology":
@@ -67,6 +75,8 @@ def parse_action(spec: Any, space: ActionSpace) -> LiveAction:
         raise LiveActionError(f"unknown action kind {kind!r}; accepted: {', '.join(ACTION_KINDS)}")
     if kind == "nothing":
         return DO_NOTHING
+    if kind == "pair":
+        return _parse_pair(spec, space)
     if kind == "index":
         index = _int(spec.get("index"), "index")
         if not 0 <= index < space.n:
@@ -107,6 +117,20 @@ def parse_action(spec: Any, space: ActionSpace) -> LiveAction:
     return LiveAction("topology", substation=sub, set=tuple(sorted(chosen.items())))
 
 
+def _parse_pair(spec: dict[str, Any], space: ActionSpace) -> LiveAction:
+    actions = spec.get("actions")
+    if not isinstance(actions, list) or len(actions) != 2:
+        raise LiveActionError("a pair needs 'actions': a list of two actions, e.g. [{...}, {...}]")
+    parts = []
+    for part in actions:
+        if isinstance(part, dict) and part.get("kind") in ("pair", "nothing"):
+            raise LiveActionError(
+                f"a pair's actions are not {part['kind']!r}; accepted: index, topology, line"
+            )
+        parts.append(parse_action(part, space))
+    return LiveAction("pair", parts=tuple(parts))
+
+
 def absolute_action(index: int, space: ActionSpace) -> LiveAction:
     """A policy's action index as a space-independent action (the web process's mirror of the grid
     builds the full action space, the policy may use a restricted one)."""
@@ -119,7 +143,17 @@ def absolute_action(index: int, space: ActionSpace) -> LiveAction:
     return LiveAction("topology", substation=int(sub), set=tuple((j, int(b)) for j, b in enumerate(buses)))
 
 
+def card_action(index: int, parts, space: ActionSpace) -> LiveAction:
+    """A card's action, space-independent: the pair of its ``parts`` (two action indices) for a
+    combined card, else its action index's."""
+    if parts:
+        return LiveAction("pair", parts=tuple(absolute_action(int(i), space) for i in parts))
+    return absolute_action(index, space)
+
+
 def describe_action(action: LiveAction, space: ActionSpace) -> str:
+    if action.kind == "pair":
+        return " and ".join(describe_action(part, space) for part in action.parts)
     if action.kind == "index":
         return space.describe(action.index)
     if action.kind == "topology":
@@ -132,6 +166,9 @@ def describe_action(action: LiveAction, space: ActionSpace) -> str:
 
 
 def to_grid2op(action: LiveAction, space: ActionSpace, g2op_space):
+    if action.kind == "pair":
+        first, second = (to_grid2op(part, space, g2op_space) for part in action.parts)
+        return first + second
     if action.kind == "index":
         return space.to_grid2op(action.index, g2op_space)
     if action.kind == "topology":

@@ -23,9 +23,15 @@ class LegalityRules:
         self.line_ex_pos = np.asarray(env.line_ex_pos_topo_vect)
         self.types = _element_types(env, space)
         """(kind, id) of each topo-vector position: load, gen, line or storage"""
+        params = env.parameters
+        self.max_subs = int(params.MAX_SUB_CHANGED)
+        self.max_lines = int(params.MAX_LINE_STATUS_CHANGED)
+        """how many substations and line statuses one step may change (grid2op's rules)"""
 
     def refusal(self, obs, action: LiveAction) -> str:
         """Why ``action`` cannot be played on ``obs`` (empty when it can)."""
+        if action.kind == "pair":
+            return self._pair_refusal(obs, action)
         if action.kind == "index" and action.index > 0:
             return self._index_refusal(obs, action.index)
         if action.kind == "line":
@@ -33,6 +39,36 @@ class LegalityRules:
         if action.kind == "topology":
             return self._topology_refusal(obs, action)
         return ""
+
+    def _pair_refusal(self, obs, action: LiveAction) -> str:
+        """A pair changes at most the substations and lines one step may, never one substation
+        twice, and each of its actions must be playable on its own."""
+        subs = [s for s in (self._substation_of(part) for part in action.parts) if s is not None]
+        lines = sum(self._switches_line(part) for part in action.parts)
+        if len(subs) != len(set(subs)):
+            return f"a pair changes {self.space.substation_name(subs[0])} twice; combine them into one action"
+        if len(subs) > self.max_subs:
+            return (
+                f"this grid allows {self.max_subs} substation change(s) per step and the pair makes "
+                f"{len(subs)}; a pair here is a line switch with one substation's topology"
+            )
+        if lines > self.max_lines:
+            return f"this grid allows {self.max_lines} line switch(es) per step and the pair makes {lines}"
+        for part in action.parts:
+            why = self.refusal(obs, part)
+            if why:
+                return why
+        return ""
+
+    def _substation_of(self, action: LiveAction) -> int | None:
+        if action.kind == "topology":
+            return action.substation
+        if action.kind == "index" and action.index > self.space.n_line:
+            return int(self.space.bits_of(action.index)[0])
+        return None
+
+    def _switches_line(self, action: LiveAction) -> bool:
+        return action.kind == "line" or (action.kind == "index" and 0 < action.index <= self.space.n_line)
 
     def _index_refusal(self, obs, index: int) -> str:
         space = self.space

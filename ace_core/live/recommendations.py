@@ -70,6 +70,7 @@ def card_dict(candidate: Candidate) -> dict[str, Any]:
     data, outcome = candidate.to_json(TOP_OUTAGES), candidate.outcome
     return {
         "action_index": candidate.action_index,
+        "parts": list(candidate.parts),
         "description": candidate.description,
         "confidence": round(candidate.confidence, 4),
         "source": card_source(candidate.sources),
@@ -120,6 +121,7 @@ def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = N
         "also_safe": [
             {
                 "action_index": c.action_index,
+                "parts": list(c.parts),
                 "description": c.description,
                 "source": card_source(c.sources),
                 "max_rho_after": c.outcome.max_rho_after,
@@ -130,6 +132,7 @@ def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = N
         "rejected": [
             {
                 "action_index": c["action_index"],
+                "parts": c["parts"],
                 "description": c["description"],
                 "source": card_source(c["sources"]),
                 "max_rho_after": c["max_rho_after"],

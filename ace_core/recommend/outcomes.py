@@ -63,6 +63,8 @@ class Proposal:
     """the policy's probability of this action (0 when the policy did not propose it)"""
     substations: tuple[int, ...]
     """substations the action touches (to highlight on the diagram)"""
+    parts: tuple[int, ...] = ()
+    """a combined card's two action indices (:mod:`ace_core.recommend.pairs`); empty otherwise"""
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Candidate(Proposal):
     """A proposal and what the pipeline's stages learnt about it: its one-step outcome, then its
     N-1 screen and look-ahead when computed, then its rank or why it is rejected."""
 
-    outcome: Outcome
+    outcome: Outcome = field(kw_only=True)
     n1: N1Screen | None = None
     look_ahead: LookAhead | None = None
     rank: int | None = None
@@ -97,6 +99,7 @@ class Candidate(Proposal):
         outcome = self.outcome
         return {
             "action_index": self.action_index,
+            "parts": list(self.parts),
             "description": self.description,
             "sources": list(self.sources),
             "confidence": self.confidence,

@@ -19,7 +19,9 @@ returned, as the reference and as the live state's security (its N-1 status and 
 
 ``run`` is one pass through these stages, each returning new, frozen results (the types and
 their JSON are in :mod:`ace_core.recommend.outcomes`): proposals -> candidates (simulated) ->
-N-1 screened -> looked ahead -> ranked.
+N-1 screened -> looked ahead -> ranked; and when no single move clears the grid's overloads,
+pairs of the best single moves through the same stages, ranked with them
+(:mod:`ace_core.recommend.pairs`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from ace_core.grid.outcome import failure, outcome_of
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
 from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet, StateSecurity
+from ace_core.recommend.pairs import POOL, pair_proposals, pairs_needed
 from ace_core.recommend.ranking import rank, rejection
 from ace_core.rl.sac import SAC
 
@@ -76,9 +79,22 @@ class PipelineConfig:
     """look-ahead for the best this many candidates (and always for doing nothing)"""
     contingencies: tuple[int | str, ...] | None = None
     """lines (ids or names) whose loss N-1 screens; None: every line"""
+    pairs: int = 8
+    """when no single move clears the grid's overloads: pairs of the best single moves tried, at
+    most this many (:mod:`ace_core.recommend.pairs`); 0: none"""
+    pair_pool: int = POOL
+    """the best single moves the pairs are made of"""
 
     def __post_init__(self) -> None:
-        for name in ("policy_k", "expert_k", "expert_budget", "expert_n1", "look_ahead_top"):
+        for name in (
+            "policy_k",
+            "expert_k",
+            "expert_budget",
+            "expert_n1",
+            "look_ahead_top",
+            "pairs",
+            "pair_pool",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{name}={value!r} must be a whole number >= 0")
@@ -112,6 +128,8 @@ class RecommendationPipeline:
         self.lines = resolve_lines(self.config.contingencies, [str(n) for n in env.name_line])
         self.line_names = [space.line_name(i) for i in range(space.n_line)]
         self.kind = forecast_kind(env)
+        self.max_subs = int(env.parameters.MAX_SUB_CHANGED)
+        self.max_lines = int(env.parameters.MAX_LINE_STATUS_CHANGED)
         current = getattr(env, "current_obs", None)
         if current is not None and available_horizon(current):
             check_horizon(self.config.horizon, available_horizon(current))
@@ -144,6 +162,12 @@ class RecommendationPipeline:
 
         reference, others = candidates[0], candidates[1:]
         recommendations, rejected = rank(others, reference)
+        if self.config.pairs and pairs_needed(reference, recommendations):
+            paired_at = time.perf_counter()
+            pairs = self._pairs(obs, forecast, others, timings)
+            timings["pairs_ms"] = (time.perf_counter() - paired_at) * 1000
+            notes = [*notes, f"no single move clears the overloads: {len(pairs)} pair(s) of the best tried"]
+            recommendations, rejected = rank([*others, *pairs], reference)
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         return RecommendationSet(
             reference=reference,
@@ -308,6 +332,30 @@ class RecommendationPipeline:
             start = grids.get(candidate.action_index)
             looked.append(replace(candidate, look_ahead=_looked_ahead(obs, action, series, forecast, start)))
         return looked
+
+    # ----- 5. pairs, when no single move is safe -----
+    def _pairs(self, obs, forecast, singles: list[Candidate], timings: dict[str, float]) -> list[Candidate]:
+        """Pairs of the best single moves (:mod:`ace_core.recommend.pairs`), each simulated one step
+        ahead in one batch, screened for N-1 and looked ahead like any candidate."""
+        proposals = pair_proposals(
+            singles,
+            self.space,
+            max_subs=self.max_subs,
+            max_lines=self.max_lines,
+            budget=self.config.pairs,
+            pool=self.config.pair_pool,
+        )
+        if not proposals:
+            return []
+        actions = [
+            self.space.to_grid2op(p.parts[0], self.g2op_space)
+            + self.space.to_grid2op(p.parts[1], self.g2op_space)
+            for p in proposals
+        ]
+        candidates, grids = self._simulate(obs, proposals, actions, n_proposed=len(proposals))
+        candidates = self._screen(candidates, grids, timings)
+        by_index = {p.action_index: action for p, action in zip(proposals, actions)}
+        return self._look_ahead(obs, forecast, candidates, grids, by_index)
 
     # ----- the state itself -----
     def _state_n1(self, obs, state_backend) -> N1Screen | None:

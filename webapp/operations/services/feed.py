@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ace_core.live import StepResult, absolute_action, card_dict
+from ace_core.live import StepResult, card_action, card_dict
 from webapp.audit.services import audit_record
 from webapp.jobs.services import heartbeat_stamp
 from webapp.live import session_messages
@@ -170,8 +170,8 @@ def _recommendations_carry(
     }
     kept, created = [], []
     for rank, card in enumerate(result.cards):
-        action = absolute_action(card.action_index, space).to_dict()
-        fields = {k: v for k, v in card_dict(card).items() if k != "action_index"}
+        action = card_action(card.action_index, card.parts, space).to_dict()
+        fields = {k: v for k, v in card_dict(card).items() if k not in ("action_index", "parts")}
         rec = open_cards.pop(_action_key(action), None) or rejected.get(_action_key(action))
         if rec is None:
             created.append(
@@ -223,10 +223,10 @@ def _expiry_reasons(result: StepResult, space: Any) -> dict[str, str]:
     assessment = result.assessment or {}
     reasons = {}
     for entry in assessment.get("also_safe", []):
-        key = _action_key(absolute_action(entry["action_index"], space).to_dict())
+        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space).to_dict())
         reasons[key] = "outranked: the cards shown are safer"
     for entry in assessment.get("rejected", []):
-        key = _action_key(absolute_action(entry["action_index"], space).to_dict())
+        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space).to_dict())
         reasons[key] = f"no longer safer than doing nothing: {entry['rejected_because']}"
     return reasons
 
