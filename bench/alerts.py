@@ -7,7 +7,9 @@ alert read at each step from the same pipeline as the console. Prints JSON per a
 - ``lead_steps``: for the game overs announced, how early the first alert came (median, min);
 - ``false_alerts_per_day``: alerts not followed by a game over, per 288 steps played.
 
-Both levels are scored: ``failure`` (the console's critical alarm) and ``overload``.
+Both levels are scored (``failure``, the console's critical alarm, and ``overload``), each under
+rules that validation days choose from: the event expected within 12, 9, 6 or 3 steps, at 1 or 2
+steps in a row (``rules``: ``level:within=W:persist=P``).
 
     .venv/bin/python bench/alerts.py [--env rte_case14_realistic] [--split validation] [--days 6]
         [--agents do-nothing,first-card] [--demand-scale 1.0]
@@ -35,21 +37,38 @@ from ace_core.live.recommendations import make_live_env  # noqa: E402
 from ace_core.recommend.alert import FAILURE, OVERLOAD  # noqa: E402
 
 AGENTS = ("do-nothing", "first-card")
+WITHIN = (12, 9, 6, 3)
+"""alert rules scored: the expected event within this many steps (12: the whole look-ahead)..."""
+PERSIST = (1, 2)
+"""... and expected at this many steps in a row"""
 
 
-def play_day(grid: LiveGrid, agent: str) -> tuple[dict[str, list[int]], int | None, int]:
-    """Alert steps by level, the game over step (None when the day was held) and steps played."""
-    raised: dict[str, list[int]] = {FAILURE: [], OVERLOAD: []}
+def play_day(grid: LiveGrid, agent: str) -> tuple[list[tuple[int, str, int]], int | None, int]:
+    """Every alert of the day as (step, level, steps to the expected event), the game over step
+    (None when the day was held) and the steps played."""
+    raised: list[tuple[int, str, int]] = []
     result = grid.reset()
     while not result.done:
-        level = (result.assessment.get("alert") or {}).get("level")
-        if level in raised:
-            raised[level].append(result.step)
+        alert = result.assessment.get("alert") or {}
+        if alert.get("level"):
+            raised.append((result.step, alert["level"], alert["in_steps"]))
         action = DO_NOTHING
         if agent == "first-card" and result.cards:
             action = parse_action({"kind": "index", "index": result.cards[0].action_index}, grid.space)
         result = grid.step(action)
     return raised, (None if result.finished else result.step), result.step
+
+
+def rule_steps(raised: list[tuple[int, str, int]], level: str, within: int, persist: int) -> list[int]:
+    """The steps a rule alerts at: ``level`` expected within ``within`` steps, for ``persist``
+    steps in a row."""
+    hits = sorted(step for step, lev, in_steps in raised if lev == level and in_steps <= within)
+    kept, run = [], 0
+    for i, step in enumerate(hits):
+        run = run + 1 if i and hits[i - 1] == step - 1 else 1
+        if run >= persist:
+            kept.append(step)
+    return kept
 
 
 def score(days: list[tuple[list[int], int | None, int]], horizon: int) -> dict:
@@ -101,15 +120,18 @@ def main() -> None:
                 grid = LiveGrid(args.env, index, 0, policy, env=env)
                 days.append(play_day(grid, agent))
                 horizon = grid.pipeline.config.horizon
+            rules = {}
+            for level in (FAILURE, OVERLOAD):
+                for within in WITHIN:
+                    for persist in PERSIST:
+                        alerted = [(rule_steps(d[0], level, within, persist), d[1], d[2]) for d in days]
+                        rules[f"{level}:within={within}:persist={persist}"] = score(alerted, horizon)
             out[agent] = {
                 "days_held": sum(d[1] is None for d in days),
                 "game_overs": sum(d[1] is not None for d in days),
                 "steps": sum(d[2] for d in days),
                 "horizon_steps": horizon,
-                **{
-                    level: score([(d[0][level], d[1], d[2]) for d in days], horizon)
-                    for level in (FAILURE, OVERLOAD)
-                },
+                "rules": rules,
             }
             print(json.dumps({agent: out[agent]}), file=sys.stderr, flush=True)
     print(json.dumps(out, indent=2))
