@@ -89,9 +89,19 @@ def _overload_ahead(assessment: dict[str, Any] | None) -> bool:
     )
 
 
+FAILURE_ALARM_WITHIN = 6
+"""steps (30 minutes): the early warning becomes a critical alarm when the game over it expects is
+at most this close. Chosen on the 14-bus validation days (``bench/alerts.py``): over doing nothing
+and the operator accepting the first card, the whole hour gave precision 0.48 and recall 0.67
+(4.2 false alarms a day while the cards were followed), 6 steps 0.69 and 0.50 (1.0), the best
+balance; 3 steps 1.00 and 0.33. The assessment keeps the whole hour's alert."""
+
+
 def _failure_ahead(assessment: dict[str, Any] | None) -> bool:
-    """Whether the agent expects a game over within the horizon whatever it does."""
-    return ((assessment or {}).get("alert") or {}).get("level") == "failure"
+    """Whether the agent expects a game over within :data:`FAILURE_ALARM_WITHIN` steps whatever
+    it does."""
+    alert = (assessment or {}).get("alert") or {}
+    return alert.get("level") == "failure" and (alert.get("in_steps") or 0) <= FAILURE_ALARM_WITHIN
 
 
 def n1_baseline(assessment: dict[str, Any] | None, step: int = 0) -> dict[str, Any] | None:

@@ -441,11 +441,14 @@ def test_the_agents_early_warning_is_a_critical_alarm_naming_the_line_once():
         **_n1(0, 0.8),
         "alert": {
             "level": "failure",
+            "in_steps": 5,
             "lines": [9, 4],
             "words": "game over expected in 25 min whatever is done",
         },
     }
-    (alarm,) = security_alarms(quiet, warned)
+    later = {**warned, "alert": {**warned["alert"], "in_steps": 11}}
+    assert security_alarms(quiet, later) == []  # an hour ahead: in the assessment, not an alarm yet
+    (alarm,) = security_alarms(later, warned)
     assert (alarm["kind"], alarm["severity"], alarm["line"]) == ("failure_ahead", "critical", 9)
     assert alarm["message"] == "early warning: game over expected in 25 min whatever is done"
     assert security_alarms(warned, warned) == []  # once, while it lasts
