@@ -1,10 +1,12 @@
 /* The comparison page: the selected runs' learning curves overlaid, one trace per run (data from
    the page's "compare-curves" JSON: episode survival and reward by step, and every metric under
-   its metrics.jsonl name). Smoothing is a trailing mean over the last N points of each run. */
+   its metrics.jsonl name, offered in words and grouped by namespace). Smoothing is a trailing mean
+   over the last N points of each run; curves break where the steps jump (chart_series.js). */
 (function () {
   "use strict";
   var data = document.getElementById("compare-curves");
-  if (!data || !window.Plotly) { return; }
+  if (!data || !window.Plotly || !window.GridCharts) { return; }
+  var Charts = window.GridCharts;
   var runs = JSON.parse(data.textContent);
   var metricSelect = document.getElementById("compare-metric");
   var smoothingSelect = document.getElementById("compare-smoothing");
@@ -13,7 +15,7 @@
   // the in-training validation first: it is what the runs list ranks runs by
   var PREFERRED = ["eval/validation_survival", "charts/survival", "charts/episodic_return", "losses/qf1_loss"];
 
-  function label(name) { return labels[name] || name; }
+  function label(name) { return labels[name] || Charts.label(name); }
 
   function smooth(values, window) {
     var out = [];
@@ -30,16 +32,16 @@
     var window = parseInt(smoothingSelect.value, 10) || 1;
     return runs.map(function (run) {
       var series = pick(run) || { step: [], value: [] };
-      // sparse series (a validation every N decisions) get markers, or a single point would not show
-      var mode = series.step.length < 50 ? "lines+markers" : "lines";
-      return { x: series.step, y: smooth(series.value, window), name: run.name, mode: mode, type: "scatter" };
+      return Charts.line(series.step, smooth(series.value, window), run.name);
     });
   }
 
-  function draw(id, pick, title) {
+  function draw(id, pick, title, yTitle) {
     var el = document.getElementById(id);
     var shown = traces(pick);
-    var points = shown.reduce(function (n, trace) { return n + trace.x.length; }, 0);
+    var points = shown.reduce(function (n, trace) {
+      return n + trace.y.filter(function (v) { return v !== null; }).length;
+    }, 0);
     el.dataset.points = points;
     el.dataset.traces = shown.filter(function (trace) { return trace.x.length; }).length;
     if (!points) {
@@ -52,29 +54,35 @@
       return;
     }
     if (el.querySelector(".chart-empty")) { el.textContent = ""; }
-    var layout = { title: { text: title, font: { size: 14 } }, margin: { l: 50, r: 10, t: 36, b: 36 },
-                   xaxis: { title: { text: "environment step" } }, showlegend: true, height: 300,
-                   legend: { orientation: "h", y: -0.25 } };
+    var layout = Charts.layout(el, title, yTitle, shown);
     window.Plotly.react(el, shown, layout, { displaylogo: false, responsive: true });
   }
 
   var names = {};
   runs.forEach(function (run) { Object.keys(run.metrics).forEach(function (name) { names[name] = true; }); });
   var sorted = Object.keys(names).sort();
+  var groups = {};
   sorted.forEach(function (name) {
+    var heading = Charts.group(name);
+    if (!groups[heading]) {
+      groups[heading] = document.createElement("optgroup");
+      groups[heading].label = heading;
+      metricSelect.appendChild(groups[heading]);
+    }
     var option = document.createElement("option");
     option.value = name;
     option.textContent = label(name);
-    metricSelect.appendChild(option);
+    groups[heading].appendChild(option);
   });
   var preferred = PREFERRED.filter(function (name) { return names[name]; })[0];
   if (preferred) { metricSelect.value = preferred; }
 
   function drawAll() {
-    draw("compare-survival", function (run) { return run.survival; }, "Episode survival (fraction of the episode)");
-    draw("compare-reward", function (run) { return run.reward; }, "Episode reward");
+    draw("compare-survival", function (run) { return run.survival; }, "Episode survival", "fraction survived");
+    draw("compare-reward", function (run) { return run.reward; }, "Episode reward", "reward (sum over the episode)");
     var metric = metricSelect.value;
-    draw("compare-metric-chart", function (run) { return run.metrics[metric]; }, metric ? label(metric) : "Metric");
+    var title = metric ? label(metric) : "Metric";
+    draw("compare-metric-chart", function (run) { return run.metrics[metric]; }, title.charAt(0).toUpperCase() + title.slice(1));
   }
   metricSelect.addEventListener("change", drawAll);
   smoothingSelect.addEventListener("change", drawAll);

@@ -1,9 +1,12 @@
 /* The run page: live plotly charts fed by the run's websocket (a snapshot, then new rows).
-   Every message has a kind and a row id; duplicates are dropped. */
+   Every message has a kind and a row id; duplicates are dropped. One chart per meaning, each
+   with its unit; episodes are points, metrics are lines broken where the steps jump
+   (chart_series.js). */
 (function () {
   "use strict";
   var root = document.getElementById("charts");
-  if (!root || !window.GridLive) { return; }
+  if (!root || !window.GridLive || !window.GridCharts) { return; }
+  var Charts = window.GridCharts;
 
   var data;
   function reset() {
@@ -84,52 +87,68 @@
     el.hidden = false;
   }
 
+  // One trace per metric, in words, broken where the steps jump (GridCharts.withGaps).
   function metricSeries(filter) {
     var series = {};
     data.metrics.slice().sort(byStep).forEach(function (point) {
       Object.keys(point.values).forEach(function (name) {
         var value = point.values[name];
         if (value === null || value === undefined || !filter(name)) { return; }
-        if (!series[name]) { series[name] = { x: [], y: [], name: name, mode: "lines+markers", type: "scatter" }; }
+        if (!series[name]) { series[name] = { x: [], y: [] }; }
         series[name].x.push(point.step);
         series[name].y.push(value);
       });
     });
-    return Object.keys(series).sort().map(function (name) { return series[name]; });
+    return Object.keys(series).sort().map(function (name) {
+      return Charts.line(series[name].x, series[name].y, Charts.label(name));
+    });
   }
 
-  // Metric names are namespaced (losses/..., charts/..., llm/...); each chart takes its share.
-  var isEntropy = function (name) { return /entropy|alpha/i.test(name); };
-  var isLlm = function (name) { return /^llm\//i.test(name) && !/accept/i.test(name); };
-  var isAcceptance = function (name) { return /accept/i.test(name); };
-  var isLoss = function (name) { return /^losses\//.test(name) && !isEntropy(name); };
-  var isSpeed = function (name) { return /SPS$/.test(name); };
-  var isValidation = function (name) { return name === "eval/validation_survival"; };
+  // Metric names are namespaced (losses/..., charts/..., llm/...); each chart takes one meaning.
+  function oneOf(names) { return function (name) { return names.indexOf(name) >= 0; }; }
+  var isEntropy = oneOf(["losses/entropy"]);
+  var isAlpha = oneOf(["losses/alpha"]);
+  var isLoss = function (name) {
+    return /^losses\//.test(name) && !isEntropy(name) && !isAlpha(name) && name !== "losses/q_target_mean";
+  };
+  var isLlmCalls = oneOf(["llm/calls", "llm/critic_calls", "llm/critic_refused"]);
+  var isRefinementCounts = oneOf(["llm/refinements", "llm/accepted", "llm/approved", "llm/rejected",
+    "llm/awaiting_approval", "llm/shapings", "llm/finetunes"]);
+  var isAcceptance = oneOf(["llm/acceptance_rate"]);
+  var isLlmTime = function (name) { return /^llm\/.*_seconds$/.test(name); };
+  var isSpeed = oneOf(["charts/SPS"]);
+  var isValidation = oneOf(["eval/validation_survival"]);
 
   function chartTraces() {
     var episodes = data.episodes.slice().sort(byStep);
     var refinements = data.refinements.slice().sort(byStep);
     var accepted = 0;
-    var acceptance = { x: [], y: [], name: "accepted by simulation", mode: "lines+markers", type: "scatter" };
+    var shareX = [], shareY = [];
     refinements.forEach(function (refinement, i) {
       if (refinement.accepted_by_simulation) { accepted += 1; }
-      acceptance.x.push(refinement.step);
-      acceptance.y.push(accepted / (i + 1));
+      shareX.push(refinement.step);
+      shareY.push(accepted / (i + 1));
     });
+    var steps = episodes.map(function (e) { return e.step; });
+    // episodes are points: each stands alone, so none is joined to the next
     return {
-      "chart-reward": [{ x: episodes.map(function (e) { return e.step; }), y: episodes.map(function (e) { return e.reward; }),
-                         name: "episode reward", mode: "lines+markers", type: "scatter" }],
-      "chart-survival": [{ x: episodes.map(function (e) { return e.step; }),
-                           y: episodes.map(function (e) { return e.max_steps ? e.steps_survived / e.max_steps : 0; }),
-                           name: "survived", mode: "lines+markers", type: "scatter" }].concat(
-                           metricSeries(isValidation).map(function (trace) { trace.name = "validation days"; return trace; })),
+      "chart-reward": episodes.length ? [Charts.points(steps, episodes.map(function (e) { return e.reward; }), "episode")] : [],
+      "chart-survival": (episodes.length ? [Charts.points(steps,
+        episodes.map(function (e) { return e.max_steps ? e.steps_survived / e.max_steps : 0; }), "training episode")] : [])
+        .concat(metricSeries(isValidation).map(function (trace) { trace.name = "validation days"; return trace; })),
       "chart-losses": metricSeries(isLoss),
       "chart-entropy": metricSeries(isEntropy),
-      "chart-llm": metricSeries(isLlm),
-      "chart-acceptance": (refinements.length ? [acceptance] : []).concat(metricSeries(isAcceptance)),
+      "chart-alpha": metricSeries(isAlpha),
+      "chart-llm": metricSeries(isLlmCalls),
+      "chart-refinements": metricSeries(isRefinementCounts),
+      "chart-acceptance": (refinements.length ? [Charts.line(shareX, shareY, "accepted by simulation, refinements so far")] : [])
+        .concat(metricSeries(isAcceptance).map(function (trace) { trace.name = "accepted by simulation, as the trainer reports"; return trace; })),
+      "chart-llm-time": metricSeries(isLlmTime),
       "chart-speed": metricSeries(isSpeed)
     };
   }
+
+  var FRACTIONS = ["chart-survival", "chart-acceptance"];
 
   var pending = false;
   function draw() {
@@ -138,7 +157,9 @@
     var total = 0;
     Object.keys(traces).forEach(function (id) {
       var el = document.getElementById(id);
-      var points = traces[id].reduce(function (n, trace) { return n + trace.x.length; }, 0);
+      var points = traces[id].reduce(function (n, trace) {
+        return n + trace.y.filter(function (v) { return v !== null; }).length;
+      }, 0);
       total += points;
       el.dataset.points = points;
       if (!points) {
@@ -146,9 +167,8 @@
         return;
       }
       if (el.dataset.empty) { el.innerHTML = ""; delete el.dataset.empty; }
-      var layout = { title: { text: el.dataset.title, font: { size: 14 } }, margin: { l: 50, r: 10, t: 36, b: 36 },
-                     xaxis: { title: { text: "step" } }, showlegend: traces[id].length > 1, height: 280,
-                     legend: { orientation: "h", y: -0.25 } };
+      var layout = Charts.layout(el, el.dataset.title, el.dataset.y, traces[id]);
+      if (FRACTIONS.indexOf(id) >= 0) { layout.yaxis.range = [0, 1.05]; }
       window.Plotly.react(el, traces[id], layout, { displaylogo: false, responsive: true });
     });
     root.dataset.points = total;

@@ -67,6 +67,7 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
         "run": run,
         "refinement": refinement,
         "checkpoint": session.deployment.checkpoint,
+        "deployment": session.deployment,
         "session": session,
         "alarm": alarm,
         # a calm step may show no card (nothing beats doing nothing): a row stands in for the URLs

@@ -125,7 +125,8 @@ def test_engineer_compares_two_evaluated_runs(process_env, server, artifacts, tm
         assert page.input_value("#compare-metric") == "losses/qf1_loss"
         page.select_option("#compare-metric", "charts/SPS")
         page.wait_for_function(
-            "document.querySelector('#compare-metric-chart .gtitle').textContent === 'charts/SPS'"
+            "document.querySelector('#compare-metric-chart .gtitle').textContent"
+            " === 'Training speed (steps per second)'"
         )
         assert page.get_attribute("#compare-metric-chart", "data-traces") == "2"
 

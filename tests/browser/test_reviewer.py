@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.browser.conftest import browser, in_thread, log_in
 from tests.webapp.conftest import tiny_config, trainer_refinement
 from webapp.accounts.services import role_groups_sync, user_create_with_role
+from webapp.review.evidence import SAFE_AND_BETTER, STILL_UNSAFE, round_answer
 from webapp.review.models import Refinement, RefinementStatus
 from webapp.review.services import refinement_record
 from webapp.training.services.runs import run_launch
@@ -24,7 +25,12 @@ def test_reviewer_approves_a_refinement_and_it_leaves_the_queue(
     second = refinement_record(
         run_id=run.pk, event=trainer_refinement(trainer_refinements, 100, accepted=False)
     )
-    first_prompt = first.rounds.get(number=1).prompt  # the ORM before the browser's event loop
+    # the case reviewers met: better than the RL action on reward only, a line left at 199.1 %
+    Refinement.objects.filter(pk=first.pk).update(
+        rl_reward=-1.0, rl_max_rho=2.0, llm_reward=-0.9907, llm_max_rho=1.991
+    )
+    first_round = first.rounds.get(number=1)  # the ORM before the browser's event loop
+    first_prompt, first_answer = first_round.prompt, round_answer(first_round.response).text
 
     with browser(tmp_path) as page:
         log_in(page, server, "rev", PASSWORD)
@@ -36,9 +42,24 @@ def test_reviewer_approves_a_refinement_and_it_leaves_the_queue(
         page.click(f"tr[data-refinement='{first.pk}'] a")
         page.wait_for_url(f"{server}/review/runs/{run.pk}/refinements/{first.pk}/")
         assert page.locator("pre.text").first.text_content() == first.state_text  # the grid in words
-        page.click("#round-1 summary")
-        assert page.is_visible("#round-1 pre")
-        assert page.locator("#round-1 pre").first.text_content() == first_prompt
+        assert page.text_content("#verdict-words") == STILL_UNSAFE  # in amber, never "safe"
+        assert SAFE_AND_BETTER not in page.text_content("main")
+        assert page.text_content("#llm-action") == first.llm_action_text  # the action in words
+        # its substation drawn: plotly traces with the substation's elements on their buses
+        page.wait_for_function("document.querySelector('#llm-diagram .main-svg') !== null")
+        plotted = page.evaluate(
+            """Array.from(document.getElementById('llm-diagram').data)
+                 .filter(t => t.name === 'bus 1' || t.name === 'bus 2')
+                 .map(t => [t.name, Array.from(t.text)])"""
+        )
+        on_bus = dict(plotted)
+        assert on_bus["bus 2"] and all(name in first.llm_action_text for name in on_bus["bus 2"])
+        assert not set(on_bus["bus 1"]) & set(on_bus["bus 2"])
+        page.click("#round-1 > summary")
+        assert page.is_visible("#round-1 pre.answer")
+        assert page.locator("#round-1 pre").first.text_content() == first_answer  # the answer first
+        page.click("#round-1 details.prompt > summary")
+        assert page.locator("#round-1 details.prompt pre").text_content() == first_prompt
         page.screenshot(path=artifacts / "02-refinement-detail.png", full_page=True)
 
         page.fill("#id_comment", "Relieves the overloaded line; simulation agrees.")

@@ -14,6 +14,7 @@ from django.views import View
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.audit.selectors import audit_actions, audit_csv_rows, audit_entry_list
+from webapp.audit.summaries import entry_view
 
 PAGE_SIZE = 100
 FILTERS = ("action", "actor", "target_type", "target_id")
@@ -35,6 +36,7 @@ class AuditListView(PermissionGate, View):
             "audit/entry_list.html",
             {
                 "page": page,
+                "entries": [entry_view(entry) for entry in page],
                 "filters": filters,
                 "actions": audit_actions(),
                 "query": query,

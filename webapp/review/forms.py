@@ -31,9 +31,14 @@ class QueueFilterForm(forms.Form):
     )
     run = AsciiIntegerField(required=False, min_value=1, label="run id")
     simulation = forms.ChoiceField(
-        choices=[("any", "any"), ("accepted", "accepted by simulation"), ("not_accepted", "not accepted")],
+        choices=[
+            ("any", "any"),
+            ("accepted", "better than RL in simulation"),
+            ("not_accepted", "not better than RL"),
+        ],
         required=False,
         initial="any",
+        label="LLM against RL",
     )
 
     def filters(self) -> dict:

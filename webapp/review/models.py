@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from ace_core.recommend.outcomes import max_rho_words
+from webapp.review.evidence import Verdict, refinement_verdict
 from webapp.training.models import TrainingRun
 
 COMMENT_MAX_LENGTH = 2000
@@ -67,6 +68,18 @@ class Refinement(models.Model):
         if self.llm_action_index is None:
             return "no action accepted"
         return max_rho_words(self.llm_max_rho)
+
+    @property
+    def verdict(self) -> Verdict:
+        """The LLM action against the RL action in the reviewers' words ("safe and better than
+        RL", "better than RL, still unsafe"...; :mod:`webapp.review.evidence`)."""
+        return refinement_verdict(
+            accepted=self.accepted_by_simulation,
+            rl_reward=self.rl_reward,
+            rl_max_rho=self.rl_max_rho,
+            llm_reward=self.llm_reward if self.llm_action_index is not None else None,
+            llm_max_rho=self.llm_max_rho,
+        )
 
 
 class RefinementRound(models.Model):

@@ -1,10 +1,16 @@
-"""Reads for review: the queue with its filters, a refinement with its rounds, shapings."""
+"""Reads for review: the queue with its filters, a refinement with its rounds and the evidence
+its page shows in words (verdict, actions, diagrams), shapings."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django.db.models import Count, Q, QuerySet
 
-from webapp.review.models import Refinement, RefinementStatus, RewardShaping
+from webapp.review.actions import action_diagram, action_words, run_action_space
+from webapp.review.evidence import Answer, Verdict, round_answer, state_step
+from webapp.review.models import Refinement, RefinementRound, RefinementStatus, RewardShaping
 
 STATUS_FILTERS = ("pending", "approved", "rejected", "all")
 SIMULATION_FILTERS = ("any", "accepted", "not_accepted")
@@ -33,6 +39,51 @@ def refinement_get(*, run_id: int, pk: int) -> Refinement | None:
         .prefetch_related("rounds")
         .filter(run_id=run_id, pk=pk)
         .first()
+    )
+
+
+@dataclass(frozen=True)
+class RoundView:
+    """A round as the reviewer reads it: the LLM's answer and the action it names in words first,
+    then the simulated outcome, the scores and the prompt."""
+
+    round: RefinementRound
+    action: str
+    answer: Answer
+
+
+@dataclass(frozen=True)
+class RefinementEvidence:
+    """Everything the refinement page shows besides the stored row."""
+
+    verdict: Verdict
+    state_step: int | None
+    """the episode step of the grid state shown (the row's ``step`` is the run's training step)"""
+    rounds: list[RoundView]
+    diagrams: dict[str, Any]
+    """``rl`` and ``llm``: what :func:`webapp.review.actions.action_diagram` draws (None: nothing)"""
+
+
+def refinement_evidence(*, refinement: Refinement) -> RefinementEvidence:
+    """The verdict, the state's step, the rounds' actions in words and the actions' diagrams."""
+    space = run_action_space(env=refinement.run.env, config=refinement.run.config)
+    known = {refinement.rl_action_index: refinement.rl_action_text}
+    if refinement.llm_action_index is not None and refinement.llm_action_text:
+        known[refinement.llm_action_index] = refinement.llm_action_text
+    rounds = [
+        RoundView(
+            round=row, action=action_words(space, row.action_index, known), answer=round_answer(row.response)
+        )
+        for row in refinement.rounds.all()
+    ]
+    return RefinementEvidence(
+        verdict=refinement.verdict,
+        state_step=state_step(refinement.state_text),
+        rounds=rounds,
+        diagrams={
+            "rl": action_diagram(space, refinement.rl_action_index),
+            "llm": action_diagram(space, refinement.llm_action_index),
+        },
     )
 
 

@@ -14,6 +14,7 @@ from django.views import View
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.review import selectors
+from webapp.review.evidence import SAFE_MARGIN
 from webapp.review.forms import DecisionForm, QueueFilterForm
 from webapp.review.models import Refinement
 from webapp.review.services import DECISIONS, refinement_decide
@@ -21,6 +22,21 @@ from webapp.training.selectors import run_get
 from webapp.validation import query_id
 
 PAGE_SIZE = 50
+
+
+def _detail_context(refinement: Refinement, *, can_decide: bool) -> dict:
+    """The refinement page's context: the row, what the reviewer weighs in words, the form."""
+    evidence = selectors.refinement_evidence(refinement=refinement)
+    return {
+        "refinement": refinement,
+        "evidence": evidence,
+        "verdict": evidence.verdict,
+        "rounds": evidence.rounds,
+        "diagrams": evidence.diagrams,
+        "safe_margin": SAFE_MARGIN,
+        "form": DecisionForm(),
+        "can_decide": can_decide,
+    }
 
 
 class QueueView(PermissionGate, View):
@@ -61,12 +77,7 @@ class RefinementDetailView(PermissionGate, View):
         return render(
             request,
             "review/refinement_detail.html",
-            {
-                "refinement": refinement,
-                "rounds": refinement.rounds.all(),
-                "form": DecisionForm(),
-                "can_decide": request.user.has_perm(roles.DECIDE_REFINEMENTS),
-            },
+            _detail_context(refinement, can_decide=request.user.has_perm(roles.DECIDE_REFINEMENTS)),
         )
 
 
@@ -106,12 +117,7 @@ class RefinementDecideView(PermissionGate, View):
         return render(
             request,
             "review/refinement_detail.html",
-            {
-                "refinement": refinement,
-                "rounds": refinement.rounds.all(),
-                "form": DecisionForm(),
-                "can_decide": True,
-            },
+            _detail_context(refinement, can_decide=True),
             status=status,
         )
 

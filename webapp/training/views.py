@@ -104,6 +104,7 @@ class RunCompareView(PermissionGate, View):
             "runs": runs,
             "curves": [selectors.run_curves(run=run) for run in runs],
             "metric_labels": selectors.METRIC_LABELS,
+            "metric_names": selectors.metric_names(),
             "groups": groups,
             "not_evaluated": [run for run in runs if run.pk not in evaluated],
         }
@@ -174,6 +175,7 @@ class RunDetailView(PermissionGate, View):
             "can_evaluate": request.user.has_perm(roles.EVALUATE_RUNS),
             "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
             "can_review": request.user.has_perm(roles.VIEW_REFINEMENTS),
+            "metric_names": selectors.metric_names(),
         }
         return render(request, "training/run_detail.html", context)
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
 from ace_core.events import ShapingEvent
+from ace_core.grid.action_space import build_action_space
+from ace_core.grid.envs import make_env
 from tests.webapp.conftest import client_for
+from webapp.review.evidence import SAFE_AND_BETTER, STILL_UNSAFE, round_answer
 from webapp.review.models import COMMENT_MAX_LENGTH, Refinement, RefinementStatus
 from webapp.review.services import shaping_record
 
@@ -46,8 +51,83 @@ def test_detail_shows_the_state_both_actions_and_every_round(reviewer, make_run,
     assert len(rounds) > 1 and f"Rounds ({len(rounds)})" in html
     for round_ in rounds:  # the trainer's prompt and the model's answer, round after round
         assert f'id="round-{round_.number}"' in html
-        assert escape(round_.prompt) in html and escape(round_.response) in html
+        answer = round_answer(round_.response)
+        assert escape(round_.prompt) in html and escape(answer.text) in html
+        # the generated answer comes before the prompt it answers
+        section = html[html.index(f'id="round-{round_.number}"') :]
+        assert section.index(escape(answer.text)) < section.index(escape(round_.prompt))
     assert 'id="approve"' in html and 'id="reject"' in html
+
+
+def _diagrams(html: str) -> dict:
+    """The action diagrams the page hands its script (json_script ``action-diagrams``)."""
+    start = html.index('<script id="action-diagrams" type="application/json">')
+    body = html[html.index(">", start) + 1 : html.index("</script>", start)]
+    return json.loads(body)
+
+
+def test_actions_and_rounds_are_in_words_with_a_diagram_of_their_substation(
+    reviewer, make_run, make_refinement
+):
+    refinement = make_refinement(make_run())
+    grid = make_env(refinement.run.env, cache_chronics=False)
+    try:
+        space = build_action_space(grid)
+    finally:
+        grid.close()
+    html = client_for(reviewer).get(_detail_url(refinement)).content.decode()
+    assert (
+        f'<p class="action-words" id="rl-action">{escape(space.describe(refinement.rl_action_index))}</p>'
+        in html
+    )
+    assert (
+        f'<p class="action-words" id="llm-action">{escape(space.describe(refinement.llm_action_index))}</p>'
+        in html
+    )
+    for round_ in refinement.rounds.all():  # each round's action in words, never its index
+        row = html[html.index(f'<tr data-round="{round_.number}">') :]
+        row = row[: row.index("</tr>")]
+        assert f'<td class="round-action">{escape(space.describe(round_.action_index))}</td>' in row
+        assert f">{round_.action_index}<" not in row
+    diagrams = _diagrams(html)
+    for which, index in (("rl", refinement.rl_action_index), ("llm", refinement.llm_action_index)):
+        sub, buses = space.bits_of(index)  # the trainer's refinements here are topology actions
+        diagram = diagrams[which]
+        assert diagram["kind"] == "topology" and diagram["substation"] == space.substation_name(sub)
+        assert [e["bus"] for e in diagram["elements"]] == buses.tolist()
+        moved = [e["name"] for e in diagram["elements"] if e["bus"] == 2]
+        assert all(name in space.describe(index) for name in moved)
+
+
+def test_the_header_step_is_the_step_of_the_state_shown(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run(), step=200)
+    shown = int(refinement.state_text.split()[1])  # "Step 1 (2019-...)": the episode's step
+    html = client_for(reviewer).get(_detail_url(refinement)).content.decode()
+    assert f'<strong id="state-step">step {shown}</strong> of its episode' in html
+    assert "(training step 200)" in html
+    assert f"<h2>Grid state at step {shown}</h2>" in html
+
+
+def test_a_better_but_overloading_llm_action_is_not_called_safe(reviewer, make_run, make_refinement):
+    refinement = make_refinement(make_run(), accepted=True)
+    client = client_for(reviewer)
+    # beats the RL action on reward only, and leaves a line at 199.1 %
+    Refinement.objects.filter(pk=refinement.pk).update(
+        rl_reward=-1.0, rl_max_rho=2.0, llm_reward=-0.9907, llm_max_rho=1.991
+    )
+    html = client.get(_detail_url(refinement)).content.decode()
+    assert f'<strong id="verdict-words">{STILL_UNSAFE}</strong>' in html
+    assert 'class="verdict verdict-warn"' in html and SAFE_AND_BETTER not in html
+    assert "accepted by simulation" not in html
+    queue = client.get(reverse("review:queue")).content.decode()
+    assert f'<span class="verdict-warn">{STILL_UNSAFE}</span>' in queue
+    # no overload and a gain (0.3) above the margin: safe and better
+    Refinement.objects.filter(pk=refinement.pk).update(
+        rl_reward=-0.1, rl_max_rho=1.1, llm_reward=0.2, llm_max_rho=0.8
+    )
+    html = client.get(_detail_url(refinement)).content.decode()
+    assert f'<strong id="verdict-words">{SAFE_AND_BETTER}</strong>' in html
+    assert 'class="verdict verdict-ok"' in html and STILL_UNSAFE not in html
 
 
 def test_outcomes_are_in_the_operators_words(reviewer, make_run, make_refinement):

@@ -1,0 +1,153 @@
+"""The run's charts and the comparison page, read back from plotly in Chromium: no trace joins
+points across a gap in steps, episodes are points, metric names are words with their units, and
+the step axis title stays clear of the legend."""
+
+from __future__ import annotations
+
+import statistics
+
+from ace_core.events import EpisodeEvent, MetricsEvent
+from tests.browser.conftest import browser, log_in
+from tests.webapp.conftest import tiny_config
+from webapp.accounts.services import role_groups_sync, user_create_with_role
+from webapp.training.services.events import episode_record, metrics_record
+from webapp.training.services.runs import run_launch
+
+PASSWORD = "charts-browser-pass-1"
+GAP_FACTOR = 2
+"""a jump of more than this many times a trace's usual spacing (the median) is a gap"""
+
+# every chart's traces, as plotly holds them, and where its axis title and legend are drawn
+READ_CHARTS = """() => Array.from(document.querySelectorAll('.chart')).filter(el => el.data).map(el => {
+  const box = (node) => { if (!node) return null; const r = node.getBoundingClientRect();
+                          return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {
+    chart: el.id,
+    title: (el.querySelector('.gtitle') || {}).textContent || '',
+    xtitle: box(el.querySelector('.xtitle')),
+    legend: box(el.querySelector('.legend')),
+    traces: Array.from(el.data).map(t => ({
+      name: t.name, mode: t.mode, connectgaps: t.connectgaps,
+      x: Array.from(t.x), y: Array.from(t.y).map(v => (v === undefined ? null : v)),
+    })),
+  };
+})"""
+
+
+def _record_run(engineer, label: str, resumed_at: int) -> int:
+    """A run with what its trainer reports: episodes at irregular steps, metrics every 50 steps,
+    and nothing between ``resumed_at - 300`` and ``resumed_at`` (a resume from an earlier
+    checkpoint, a stretch without reports): the gap no chart may bridge."""
+    run = run_launch(config=tiny_config(steps=1000), launched_by=engineer, label=label)
+    steps = [step for step in range(50, 1001, 50) if not resumed_at - 300 < step < resumed_at]
+    for index, step in enumerate([60, 100, resumed_at + 85, resumed_at + 190]):
+        episode_record(
+            run_id=run.pk,
+            event=EpisodeEvent(
+                step=step,
+                index=index,
+                scenario="0@0+288",
+                steps_survived=40 + index,
+                max_steps=288,
+                reward=12.5 + index,
+            ),
+        )
+    for i, step in enumerate(steps):
+        values = {
+            "charts/SPS": 40.0 + i,
+            "losses/qf1_loss": 1.0 / (i + 1),
+            "losses/qf2_loss": 1.1 / (i + 1),
+            "losses/entropy": 2.0 - 0.01 * i,
+            "losses/alpha": 0.2,
+            "llm/calls": float(3 * i),
+            "llm/refinements": float(i),
+            "llm/accepted": float(i // 2),
+            "llm/acceptance_rate": 0.5,
+            "llm/call_seconds": 0.8,
+            "eval/validation_survival": 0.3 + 0.01 * i,
+        }
+        metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values=values))
+    return run.pk
+
+
+def _drawn_jumps(trace: dict) -> tuple[list[float], float]:
+    """The step jumps a line trace draws (between points with no null between them), and the
+    trace's usual spacing."""
+    points = [x for x, y in zip(trace["x"], trace["y"]) if y is not None]
+    spacing = statistics.median([b - a for a, b in zip(points, points[1:]) if b > a] or [0])
+    jumps = [
+        b[0] - a[0]
+        for a, b in zip(zip(trace["x"], trace["y"]), zip(trace["x"][1:], trace["y"][1:]))
+        if a[1] is not None and b[1] is not None
+    ]
+    return jumps, spacing
+
+
+def _check_charts(charts: list[dict]) -> int:
+    """Assert no trace joins points across a gap; returns how many gaps were left open."""
+    gaps = 0
+    for chart in charts:
+        for trace in chart["traces"]:
+            name = f"{chart['chart']}: {trace['name']}"
+            assert trace["connectgaps"] is False, name
+            assert "/" not in trace["name"], f"{name}: a metric key, not words"
+            if "lines" not in trace["mode"]:
+                continue  # points alone join nothing
+            jumps, spacing = _drawn_jumps(trace)
+            assert all(jump <= GAP_FACTOR * spacing for jump in jumps), (
+                f"{name} joins {jumps} (spacing {spacing})"
+            )
+            gaps += trace["y"].count(None)
+        if chart["legend"] and chart["xtitle"]:
+            x, legend = chart["xtitle"], chart["legend"]
+            apart = x["bottom"] <= legend["top"] or legend["bottom"] <= x["top"]
+            apart = apart or x["right"] <= legend["left"] or legend["right"] <= x["left"]
+            assert apart, f"{chart['chart']}: the step axis title sits on the legend"
+    return gaps
+
+
+def test_no_chart_joins_points_across_a_gap(process_env, server, artifacts, tmp_path):
+    role_groups_sync()
+    engineer = user_create_with_role(username="eng", password=PASSWORD, role="engineer")
+    first = _record_run(engineer, "resumed at 700", resumed_at=700)
+    second = _record_run(engineer, "resumed at 500", resumed_at=500)
+
+    with browser(tmp_path) as page:
+        log_in(page, server, "eng", PASSWORD)
+        page.goto(f"{server}/runs/{first}/")
+        page.wait_for_function("() => Number(document.getElementById('charts').dataset.points || 0) > 0")
+        page.wait_for_selector("#chart-speed .main-svg")
+        page.wait_for_selector("#chart-reward .main-svg")
+        charts = page.evaluate(READ_CHARTS)
+        page.screenshot(path=artifacts / "01-run-charts.png", full_page=True)
+        by_id = {chart["chart"]: chart for chart in charts}
+        assert _check_charts(charts) > 0  # the resume left gaps, and they stay open
+        assert [t["mode"] for t in by_id["chart-reward"]["traces"]] == ["markers"]  # episodes are points
+        # LLM calls and the acceptance rate on charts of their own, each in its unit
+        assert [t["name"] for t in by_id["chart-llm"]["traces"]] == ["LLM calls (count)"]
+        assert [t["name"] for t in by_id["chart-acceptance"]["traces"]] == [
+            "accepted by simulation, as the trainer reports"
+        ]
+        assert {t["name"] for t in by_id["chart-losses"]["traces"]} == {
+            "critic loss, first Q network",
+            "critic loss, second Q network",
+        }
+        text = page.text_content("main")
+        assert "live: live" not in text and "charts: " in text
+
+        page.goto(f"{server}/runs/compare/?run={first}&run={second}")
+        page.wait_for_selector("#compare-survival .main-svg")
+        page.wait_for_selector("#compare-metric-chart .main-svg")
+        page.select_option("#compare-metric", "charts/SPS")
+        page.wait_for_function(
+            "document.querySelector('#compare-metric-chart .gtitle').textContent.startsWith('Training speed')"
+        )
+        charts = page.evaluate(READ_CHARTS)
+        page.screenshot(path=artifacts / "02-compare.png", full_page=True)
+        assert _check_charts(charts) > 0
+        menu = page.evaluate(
+            """() => Array.from(document.querySelectorAll('#compare-metric optgroup')).map(
+                 g => [g.label, Array.from(g.querySelectorAll('option')).map(o => o.textContent)])"""
+        )
+        assert [heading for heading, _ in menu] == ["training progress", "validation", "LLM", "losses"]
+        assert all("/" not in option for _, options in menu for option in options)
