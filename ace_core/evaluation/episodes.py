@@ -10,14 +10,18 @@ cluster share no disk).
 ``ray_address``), as a mine does (:mod:`ace_core.imitation.ray_mining`). Every episode is played
 with its own seeds from a freshly reset env, so the figures are those of one process, in the same
 order. A worker that dies loses only the episode it was playing, which goes to a new worker (at
-most ``MAX_ATTEMPTS`` times).
+most ``MAX_ATTEMPTS`` times). Inside :func:`ray_started` (a table, the stress table) the actors
+outlive each evaluation: an actor builds a player per evaluation's settings the first time it
+plays one of its episodes and keeps the last :data:`PLAYERS_KEPT`, so the next row or agent costs
+no new worker processes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -31,6 +35,8 @@ from ace_core.grid.opponents import attacks_in
 from ace_core.grid.scenarios import Scenario, scenarios
 
 MAX_ATTEMPTS = 3
+PLAYERS_KEPT = 2
+"""players (env, agent, Runner) an actor keeps, by evaluation settings, most recent first"""
 Job = tuple[str, int]
 """(scenario name, grid seed)"""
 Played = tuple[dict, dict, dict[str, bytes]]
@@ -72,12 +78,25 @@ class EpisodePlayer:
         return episode, take_stats(self.agent.stats), files
 
 
-class RayEpisodePlayer(EpisodePlayer):
-    """:class:`EpisodePlayer` as a Ray actor builds it: from the settings alone."""
+class RayEpisodePlayer:
+    """A Ray actor's players: :class:`EpisodePlayer` built from each evaluation's settings alone,
+    the first time one of its episodes comes, and kept for the next (the last
+    :data:`PLAYERS_KEPT`)."""
 
-    def __init__(self, settings: dict) -> None:
-        built = EpisodePlayer.build(settings)
-        self.agent, self.scenarios, self.runner = built.agent, built.scenarios, built.runner
+    def __init__(self) -> None:
+        self.players: OrderedDict[str, EpisodePlayer] = OrderedDict()
+
+    def play(self, settings: dict, job: Job, keep_files: bool) -> Played:
+        key = json.dumps(settings, sort_keys=True)
+        player = self.players.pop(key, None) or EpisodePlayer.build(settings)
+        self.players[key] = player
+        while len(self.players) > PLAYERS_KEPT:
+            self.players.popitem(last=False)
+        return player.play(job, keep_files)
+
+
+_kept: list | None = None
+"""inside :func:`ray_started`: the actors kept for the next evaluation of its block"""
 
 
 def take_stats(stats: dict) -> dict:
@@ -133,7 +152,8 @@ def play_here(player: EpisodePlayer, jobs: list[Job], keep_files: bool) -> list[
 @contextlib.contextmanager
 def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
     """Ray up for the block when the episodes go to it (``workers`` > 1 or a cluster), started
-    once for several evaluations (a table, the stress table) rather than once for each."""
+    once for several evaluations (a table, the stress table) rather than once for each; the
+    actors of its first evaluation play the next ones too and die with the block."""
     if workers <= 1 and not ray_address:
         yield
         return
@@ -146,9 +166,14 @@ def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
     started_here = not ray.is_initialized()
     if started_here:
         start_ray(workers, ray_address)
+    global _kept
+    _kept = []  # play_on_ray leaves its actors here for the next evaluation
     try:
         yield
     finally:
+        for actor in _kept:
+            ray.kill(actor)
+        _kept = None
         if started_here:
             ray.shutdown()
 
@@ -172,7 +197,9 @@ def play_on_ray(
     if started_here:
         start_ray(workers, ray_address)
     actor_class = ray.remote(num_cpus=1)(RayEpisodePlayer)
-    actors = [actor_class.remote(settings) for _ in range(min(workers, len(jobs)))]
+    kept = _kept is not None  # inside ray_started: reuse its actors and leave them there
+    actors = list(_kept) if kept else []
+    actors += [actor_class.remote() for _ in range(min(workers, len(jobs)) - len(actors))]
     idle, pending, running = list(actors), list(enumerate(jobs)), {}
     results: dict[int, Played] = {}
     attempts: Counter = Counter()
@@ -181,7 +208,7 @@ def play_on_ray(
             while idle and pending:
                 index, job = pending.pop(0)
                 actor = idle.pop()
-                running[actor.play.remote(job, keep_files)] = (actor, index, job)
+                running[actor.play.remote(settings, job, keep_files)] = (actor, index, job)
             ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # Ctrl-C gets through
             if not ready:
                 continue
@@ -196,13 +223,17 @@ def play_on_ray(
                     ) from exc
                 log(f"a worker died playing {job[0]} seed {job[1]}; giving it to a new worker")
                 pending.insert(0, (index, job))
-                actors.append(actor_class.remote(settings))
+                actors.remove(actor)
+                actors.append(actor_class.remote())
                 idle.append(actors[-1])
                 continue
             idle.append(actor)
     finally:
-        for actor in actors:
-            ray.kill(actor)
+        if kept:
+            _kept[:] = actors
+        else:
+            for actor in actors:
+                ray.kill(actor)
         if started_here:
             ray.shutdown()
     return [results[index] for index in range(len(jobs))]

@@ -51,3 +51,22 @@ def test_ray_evaluation_gives_the_figures_of_one_process_and_survives_a_dead_wor
     assert fanned["episodes"] == here["episodes"]
     assert {k: fanned[k] for k in SAME} == {k: here[k] for k in SAME}
     assert _files(tmp_path / "ray") == _files(tmp_path / "here")
+
+
+def test_the_evaluations_of_one_ray_block_share_their_actors(tmp_path):
+    """A table or the stress table starts Ray once and its actors play every evaluation: each
+    evaluation's figures are still those of one process."""
+    from ace_core.evaluation import episodes
+
+    settings = dict(nb_episode=2, seeds=(0,), episode_length=24)
+    agents = ("do-nothing", "greedy:16")
+    here = {agent: evaluate("l2rpn_case14_sandbox", agent, "test", **settings) for agent in agents}
+    with episodes.ray_started(2):
+        first = evaluate("l2rpn_case14_sandbox", agents[0], "test", workers=2, **settings)
+        actors = [actor._actor_id for actor in episodes._kept]
+        second = evaluate("l2rpn_case14_sandbox", agents[1], "test", workers=2, **settings)
+        assert [actor._actor_id for actor in episodes._kept] == actors and len(actors) == 2
+    assert episodes._kept is None  # the block's end kills them
+    for agent, fanned in zip(agents, (first, second)):
+        assert fanned["episodes"] == here[agent]["episodes"]
+        assert {k: fanned[k] for k in SAME} == {k: here[agent][k] for k in SAME}
