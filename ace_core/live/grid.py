@@ -84,6 +84,8 @@ class LiveGrid:
         if policy_path:
             self.sac, self.space, self.features, _ = load_sac(Path(policy_path), self.env, self.space)
         self.obs = None
+        self.shown: dict[int, tuple[str, ...]] = {}
+        """the cards of the last step (action index -> sources), carried into the next"""
         self.step_index = 0
         self.done = False
         self.state: dict[str, Any] | None = None
@@ -99,6 +101,7 @@ class LiveGrid:
     # ----- stepping -----
     def reset(self) -> StepResult:
         self.obs = self.env.reset(seed=self.seed, options=self.scenario.reset_options())
+        self.shown = {}
         self.step_index = 0
         self.done = False
         self.state = grid_state(self.obs, 0)
@@ -148,8 +151,10 @@ class LiveGrid:
             text="" if done else state_text(self.obs, self.space),
         )
         if with_recommendations and not done and self.sac is not None:
-            found = self.pipeline.run(self.obs, state_backend=self.env.backend)
-            result.cards = shortlist(found.recommendations, self.k)
+            # the cards shown last step are proposed again and keep their places while still safe
+            found = self.pipeline.run(self.obs, state_backend=self.env.backend, carried=self.shown)
+            result.cards = shortlist(found.recommendations, self.k, carried=self.shown)
+            self.shown = {c.action_index: c.sources for c in result.cards if not c.parts}
             result.assessment = assessment_dict(found, result.cards)
             result.timings = found.timings_ms
         return result

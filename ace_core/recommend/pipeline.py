@@ -135,16 +135,22 @@ class RecommendationPipeline:
             check_horizon(self.config.horizon, available_horizon(current))
 
     # ----- the run -----
-    def run(self, obs, state_backend=None) -> RecommendationSet:
+    def run(
+        self, obs, state_backend=None, carried: dict[int, tuple[str, ...]] | None = None
+    ) -> RecommendationSet:
         """Recommendations for ``obs``. ``state_backend``: the live env's backend, holding the
         grid of ``obs`` (its N-1 status is screened there); without it, the current grid is
         re-solved in grid2op's simulator (a simulation with no time step ahead): the same base
         case, but with the generators at their realised output (slack share included) rather
-        than their set-points, so outages share the lost power slightly differently."""
+        than their set-points, so outages share the lost power slightly differently.
+        ``carried``: the cards shown at the previous step (action index -> sources), proposed
+        again whatever the policy and the expert find now, so a card that is still safe stays
+        (:func:`ace_core.recommend.ranking.shortlist`)."""
         started = time.perf_counter()
         timings: dict[str, float] = {"n1_ms": 0.0, "n1_solver_ms": 0.0}
         state_n1 = self._state_n1(obs, state_backend)
-        proposals, n_proposed, timings["policy_ms"] = self._propose(obs)
+        carried = {i: s for i, s in (carried or {}).items() if 0 < i < self.space.n}
+        proposals, n_proposed, timings["policy_ms"] = self._propose(obs, carried)
         forecast, notes = self._forecast(obs)
         solver_before = _solver_seconds(obs)
 
@@ -156,7 +162,7 @@ class RecommendationPipeline:
         candidates = self._screen(candidates, grids, timings)
 
         looked_at = time.perf_counter()
-        candidates = self._look_ahead_best(obs, forecast, candidates, grids)
+        candidates = self._look_ahead_best(obs, forecast, candidates, grids, extra=len(carried))
         timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
         timings["solver_ms"] = _solver_ms(obs, solver_before, candidates)
 
@@ -202,10 +208,11 @@ class RecommendationPipeline:
         return replace(candidate, rejected_because=rejection(candidate, reference))
 
     # ----- 1. proposals -----
-    def _propose(self, obs) -> tuple[list[Proposal], int, float]:
+    def _propose(self, obs, carried: dict[int, tuple[str, ...]]) -> tuple[list[Proposal], int, float]:
         """Doing nothing (the reference, first), the default move, the policy's most likely
-        actions, then the expert's pool (``expert_budget`` of them, from which the run keeps the
-        best ``expert_k``); also the number of non-pool proposals and the policy's time."""
+        actions, the cards carried from the previous step, then the expert's pool
+        (``expert_budget`` of them, from which the run keeps the best ``expert_k``); also the
+        number of non-pool proposals and the policy's time."""
         found: dict[int, Proposal] = {}
 
         def add(index: int, source: str, confidence: float = 0.0) -> None:
@@ -225,6 +232,9 @@ class RecommendationPipeline:
             for index, prob in policy.top_k(self.config.policy_k):
                 add(index, "policy", prob)
         policy_ms = (time.perf_counter() - started) * 1000
+        for index, sources in carried.items():
+            for source in sources:
+                add(index, source)
         n_proposed = len(found)
         if self.config.expert_k:
             for index in greedy_candidates(obs, self.space, self.config.expert_budget):
@@ -306,12 +316,14 @@ class RecommendationPipeline:
         return screened
 
     # ----- 4. look-ahead -----
-    def _look_ahead_best(self, obs, forecast, candidates: list[Candidate], grids: dict) -> list[Candidate]:
-        """The candidates, doing nothing and the best ``look_ahead_top`` by a first ranking
-        looked ahead."""
+    def _look_ahead_best(
+        self, obs, forecast, candidates: list[Candidate], grids: dict, extra: int = 0
+    ) -> list[Candidate]:
+        """The candidates, doing nothing and the best ``look_ahead_top`` (plus ``extra``: the
+        carried cards) by a first ranking looked ahead."""
         reference, others = candidates[0], candidates[1:]
         first_pass, _ = rank(others, reference)
-        chosen = [reference, *first_pass[: self.config.look_ahead_top]]
+        chosen = [reference, *first_pass[: self.config.look_ahead_top + extra]]
         looked = {c.action_index: c for c in self._look_ahead(obs, forecast, chosen, grids)}
         return [looked.get(c.action_index, c) for c in candidates]
 

@@ -219,14 +219,26 @@ def rank_reason(ranked: list[Candidate], index: int) -> str:
     )
 
 
-def shortlist(ranked: list[Candidate], count: int) -> list[Candidate]:
+def shortlist(ranked: list[Candidate], count: int, carried=()) -> list[Candidate]:
     """The ``count`` cards an operator is shown, best first, ranked 1..n with their reasons: the
-    safest, except that when none of them is the policy's and one of the policy's proposals leaves
-    no overload, the best of those takes the last place (the policy's own advice is shown when it
-    is safe)."""
-    shown = ranked[:count]
-    if shown and not any("policy" in c.sources for c in shown):
-        safe = [c for c in ranked[count:] if "policy" in c.sources and not c.outcome.overloads_after]
+    safest; then the cards of the previous step (``carried``: their action indices) that are
+    still recommendations keep their places, so a card lasts as long as its situation, the
+    safest always first; and when none of them is the policy's and one of the policy's proposals
+    leaves no overload, the best of those takes the last place (the policy's own advice is shown
+    when it is safe)."""
+    carried = set(carried)
+    if count <= 0 or not ranked:
+        return []
+    stay = [c for c in ranked[1:] if c.action_index in carried]
+    others = [c for c in ranked[1:] if c.action_index not in carried]
+    shown = sorted([ranked[0], *(stay + others)[: count - 1]], key=lambda c: c.rank or 0)
+    if not any("policy" in c.sources for c in shown):
+        on_cards = {c.action_index for c in shown}
+        safe = [
+            c
+            for c in ranked
+            if c.action_index not in on_cards and "policy" in c.sources and not c.outcome.overloads_after
+        ]
         if safe:
             shown = [*shown[:-1], safe[0]]
     reranked = [replace(c, rank=i + 1) for i, c in enumerate(shown)]

@@ -254,3 +254,32 @@ def test_what_if_gives_any_action_the_same_figures(realistic):
     checked = pipeline.what_if(obs, redispatch)
     assert checked.action_index == -1 and checked.words
     json.dumps(checked.to_json())
+
+
+def test_the_cards_of_the_last_step_are_proposed_again_and_keep_their_places_while_safe(realistic):
+    """A card the operator saw is simulated again at the next step whatever the expert proposes
+    then, and while it is still a recommendation it stays among the cards, below the safest."""
+    env, space, features, sac = realistic
+    # no policy here: the shortlist's place for a safe policy proposal is another rule
+    pipeline = RecommendationPipeline(env, space, PipelineConfig(expert_budget=64))
+    states = _stressed_states(env, space, chronic=0, start=505, count=8, threshold=0.98)
+    runs = ((i, pipeline.run(obs)) for i, obs in enumerate(states[:-1]))
+    at, first = next((i, r) for i, r in runs if len(r.recommendations) >= 3)
+    fourth = first.recommendations[-1]
+    shown = shortlist(first.recommendations, 2, carried={fourth.action_index})
+    assert [c.action_index for c in shown] == [first.recommendations[0].action_index, fourth.action_index]
+    assert [c.rank for c in shown] == [1, 2]
+    # an action no source proposes now is simulated because it is carried
+    far = next(
+        i
+        for i in range(space.first_topology, space.n)
+        if i not in {c.action_index for c in (*first.recommendations, *first.rejected)}
+    )
+    again = pipeline.run(states[at + 1], carried={far: ("expert",)})
+    judged = {c.action_index: c for c in (*again.recommendations, *again.rejected)}
+    assert far in judged and judged[far].sources == ("expert",)
+    assert (
+        shortlist(again.recommendations, 3, carried={far})[0].action_index
+        == again.recommendations[0].action_index
+    )
+    assert shortlist(again.recommendations, 0) == []
