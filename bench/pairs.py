@@ -15,7 +15,7 @@ candidates). Printed as JSON per grid:
   ``pairs_ms``: the pairs' share there.
 
     .venv/bin/python bench/pairs.py [--envs rte_case14_realistic,l2rpn_neurips_2020_track1]
-        [--split test] [--days 3] [--demand-scale 1.1]
+        [--split test] [--days 3] [--demand-scale 1.1] [--opponent storm]
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def spread(values: list[float]) -> dict:
     }
 
 
-def play(env_name: str, split: str, days: int, scale: float) -> dict:
-    env = make_live_env(env_name, demand_scale=scale)
+def play(env_name: str, split: str, days: int, scale: float, opponent: str) -> dict:
+    env = make_live_env(env_name, demand_scale=scale, opponent=opponent)
     space = build_action_space(env)
     everything = live_scenarios(env)
     chosen = [i for i in range(len(everything)) if split_of(i, len(everything)) == split][:days]
@@ -89,6 +89,7 @@ def play(env_name: str, split: str, days: int, scale: float) -> dict:
         "split": split,
         "days": len(chosen),
         "demand_scale": scale,
+        "opponent": opponent,
         **counts,
         "pipeline_ms": spread(total_ms),
         "pipeline_ms_when_pairs_tried": spread(paired_ms),
@@ -102,10 +103,13 @@ def main() -> None:
     parser.add_argument("--split", default="test", choices=("train", "validation", "test"))
     parser.add_argument("--days", type=int, default=3)
     parser.add_argument("--demand-scale", type=float, default=1.1)
+    parser.add_argument(
+        "--opponent", default="env", help="line attacks (ace_core.grid.opponents), e.g. storm"
+    )
     args = parser.parse_args()
     scale = check_demand_scale(args.demand_scale)
     for env_name in args.envs.split(","):
-        print(json.dumps(play(env_name, args.split, args.days, scale)), flush=True)
+        print(json.dumps(play(env_name, args.split, args.days, scale, args.opponent)), flush=True)
 
 
 if __name__ == "__main__":
