@@ -154,7 +154,8 @@ def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
     """Ray up for the block when the episodes go to it (``workers`` > 1 or a cluster), started
     once for several evaluations (a table, the stress table) rather than once for each; the
     actors of its first evaluation play the next ones too and die with the block."""
-    if workers <= 1 and not ray_address:
+    global _kept
+    if (workers <= 1 and not ray_address) or _kept is not None:  # no Ray, or inside a block already
         yield
         return
     import ray
@@ -166,7 +167,6 @@ def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
     started_here = not ray.is_initialized()
     if started_here:
         start_ray(workers, ray_address)
-    global _kept
     _kept = []  # play_on_ray leaves its actors here for the next evaluation
     try:
         yield

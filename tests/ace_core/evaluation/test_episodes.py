@@ -61,7 +61,7 @@ def test_the_evaluations_of_one_ray_block_share_their_actors(tmp_path):
     settings = dict(nb_episode=2, seeds=(0,), episode_length=24)
     agents = ("do-nothing", "greedy:16")
     here = {agent: evaluate("l2rpn_case14_sandbox", agent, "test", **settings) for agent in agents}
-    with episodes.ray_started(2):
+    with episodes.ray_started(2), episodes.ray_started(2):  # a table inside the stress table
         first = evaluate("l2rpn_case14_sandbox", agents[0], "test", workers=2, **settings)
         actors = [actor._actor_id for actor in episodes._kept]
         second = evaluate("l2rpn_case14_sandbox", agents[1], "test", workers=2, **settings)
