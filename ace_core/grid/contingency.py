@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ace_core.errors import ConfigError
+from ace_core.grid.names import element_names
 from ace_core.grid.simulate import simulate_many
 from ace_core.grid.solved import SolvedGrid
 
@@ -232,7 +233,7 @@ def _outages(
 def screen_actions(obs, actions: Sequence, lines: Sequence[int] | None = None) -> list[N1Screen | None]:
     """N-1 of the grid each grid2op action leads to one step ahead (every line, or ``lines``);
     None where the simulation fails (a game over, an action not allowed)."""
-    names = [str(n) for n in type(obs).name_line]
+    names = list(element_names(type(obs)).lines)  # the lines' one names (ace_core.grid.names)
     lines = tuple(range(len(names))) if lines is None else tuple(lines)
     screens: list[N1Screen | None] = [None] * len(actions)
 
