@@ -19,6 +19,7 @@ VIEW_RUNS = "training.view_trainingrun"
 LAUNCH_RUNS = "training.launch_trainingrun"
 EVALUATE_RUNS = "training.evaluate_trainingrun"
 DEPLOY_CHECKPOINTS = "training.deploy_checkpoint"
+VIEW_EVALUATIONS = "training.view_evaluation"
 VIEW_DEPLOYMENT = "training.view_deployment"
 VIEW_REFINEMENTS = "review.view_refinement"
 DECIDE_REFINEMENTS = "review.decide_refinement"
@@ -41,7 +42,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         DEPLOY_CHECKPOINTS,
         VIEW_DEPLOYMENT,
         "training.view_checkpoint",
-        "training.view_evaluation",
+        VIEW_EVALUATIONS,
         VIEW_AUDIT,
         VIEW_SESSIONS,
         START_SESSIONS,

@@ -20,7 +20,7 @@ from ninja import NinjaAPI
 from ninja.openapi.docs import Swagger
 from ninja.parser import Parser
 
-from webapp.api.endpoints import audit, deployments, me, operations, review, training
+from webapp.api.endpoints import audit, deployments, evaluations, me, mines, operations, review, training
 from webapp.api.errors import error_body, install_handlers
 from webapp.api.models import ApiToken
 from webapp.api.services import refusal_record, token_use_record
@@ -79,8 +79,9 @@ api = GridAceApi(
     title="GridACE API",
     version="1",
     description=(
-        "Decision support for power-grid control: live sessions and their recommendations, "
-        "training runs, the review of LLM refinements, the audit log.\n\n"
+        "Decision support for power-grid control: live sessions (start, control, their "
+        "recommendations and alarms), training runs, their evaluations and deployment, mines of "
+        "expert decisions, the review of LLM refinements, the audit log.\n\n"
         "Authenticate with a personal API token (create one on the **API tokens** page): "
         "`Authorization: Bearer gat_...`. Each operation needs the permission named in its "
         "`x-gridace-permission`, the same the pages need. Every refusal is "
@@ -94,7 +95,7 @@ api = GridAceApi(
 )
 install_handlers(api)
 api.add_decorator(audit_writes, mode="view")
-for module in (operations, training, deployments, review, audit, me):
+for module in (operations, training, evaluations, mines, deployments, review, audit, me):
     api.add_router("/", module.router)
 
 

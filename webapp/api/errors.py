@@ -21,7 +21,12 @@ from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as NinjaValidationError
 
 from ace_core.errors import ConfigError
-from webapp.operations.errors import DecisionConflictError, OperationsError
+from webapp.operations.errors import (
+    DecisionConflictError,
+    OperationsError,
+    SessionStateError,
+    UnknownObjectError,
+)
 
 logger = logging.getLogger("webapp.api")
 
@@ -79,7 +84,10 @@ ACCEPTED_BY_TYPE = {
 
 
 def validation_body(errors: list[dict[str, Any]]) -> dict[str, Any]:
-    """django-ninja's list of pydantic errors as one error: all messages, the first field."""
+    """django-ninja's list of pydantic errors as one error: all messages, the first field. Unknown
+    keys come first: ``{"speed": 1}`` for ``speed_seconds`` is a misspelt key more than a
+    missing one."""
+    errors = sorted(errors, key=lambda error: error.get("type") != "extra_forbidden")
     first = errors[0] if errors else {}
     field = _loc_field(list(first.get("loc", [])))
     accepted_of = ACCEPTED_BY_TYPE.get(first.get("type", ""))
@@ -153,9 +161,17 @@ def _install_app_handlers(api: NinjaAPI, respond: Any) -> None:
     def _conflict(request, exc: DecisionConflictError):
         return respond(request, error_body(str(exc)), 409)
 
+    @api.exception_handler(SessionStateError)
+    def _session_state(request, exc: SessionStateError):
+        return respond(request, error_body(str(exc), exc.field), 409)
+
+    @api.exception_handler(UnknownObjectError)
+    def _unknown(request, exc: UnknownObjectError):
+        return respond(request, error_body(str(exc), exc.field), 404)
+
     @api.exception_handler(OperationsError)
     def _refused(request, exc: OperationsError):
-        return respond(request, error_body(str(exc)), 400)
+        return respond(request, error_body(str(exc), exc.field), 400)
 
     @api.exception_handler(ConfigError)
     def _config(request, exc: ConfigError):

@@ -12,10 +12,13 @@ from typing import Any, Literal
 from ninja import Field, Schema
 from pydantic import ConfigDict
 
+from webapp.operations.forms import SessionStartForm
 from webapp.operations.services import COMMENT_MAX_LENGTH as DECISION_COMMENT_MAX_LENGTH
+from webapp.operations.services import K_RANGE, SPEED_RANGE
 from webapp.review.models import COMMENT_MAX_LENGTH as REVIEW_COMMENT_MAX_LENGTH
 from webapp.training.services.deployment import COMMENT_MAX_LENGTH as DEPLOY_COMMENT_MAX_LENGTH
 from webapp.training.services.deployment import OVERRIDE_MAX_LENGTH
+from webapp.training.services.evaluations import MAX_EPISODES, SPLITS
 from webapp.training.services.runs import LABEL_MAX_LENGTH
 from webapp.validation import DB_INT_MAX
 
@@ -82,8 +85,13 @@ class RecommendationOut(Schema):
     )
     status: str
     explanation_status: str
-    explanation: str
+    explanation: str = Field(description="the language model's text: generated, not verified")
     explanation_model: str
+    explanation_facts: str = Field("", description="the simulation's findings for the card, in sentences")
+    explanation_flags: list[str] = Field(
+        default_factory=list,
+        description="figures the language model's text quotes that disagree with the simulation",
+    )
     expired_because: str = Field("", description="why it expired (empty while open)")
 
 
@@ -161,7 +169,9 @@ class WhatIfIn(ClientInput):
     step: int = Field(ge=0, le=DB_INT_MAX, description="the step whose state the action is simulated from")
     action: dict[str, Any] = Field(
         description='e.g. {"kind": "nothing"}, {"kind": "line", "line": 3, "status": "reconnect"}, '
-        '{"kind": "topology", "substation": 4, "set": [[2, 2]]}, {"kind": "index", "index": 17}'
+        '{"kind": "topology", "substation": 4, "set": [[2, 2]]}, {"kind": "index", "index": 17}, '
+        'or a pair played together: {"kind": "pair", "actions": [{"kind": "index", "index": 3}, '
+        '{"kind": "index", "index": 57}]}'
     )
 
 
@@ -183,6 +193,31 @@ class WhatIfOut(Schema):
     )
     step: int
     stale: bool
+
+
+SESSION_LABEL_MAX_LENGTH = SessionStartForm.base_fields["label"].max_length
+
+
+class SessionStartIn(ClientInput):
+    """The session start form's fields, with its bounds; the session service checks the day
+    against the deployed policy's env (400 naming ``scenario_index`` and the days accepted)."""
+
+    label: str = Field("", pattern=NO_NUL, max_length=SESSION_LABEL_MAX_LENGTH)
+    scenario_index: int = Field(
+        ge=0, le=DB_INT_MAX, description="the day: which episode of the deployed policy's env's chronics"
+    )
+    seed: int = Field(0, ge=0, le=DB_INT_MAX)
+    k: int = Field(3, ge=K_RANGE[0], le=K_RANGE[1], description="recommendations per step (cards shown)")
+    speed_seconds: float = Field(
+        2.0, ge=SPEED_RANGE[0], le=SPEED_RANGE[1], allow_inf_nan=False, description="seconds per step"
+    )
+    max_steps: int = Field(0, ge=0, le=DB_INT_MAX, description="0: the whole scenario")
+
+
+class SessionSpeedIn(ClientInput):
+    speed_seconds: float = Field(
+        ge=SPEED_RANGE[0], le=SPEED_RANGE[1], allow_inf_nan=False, description="seconds per step"
+    )
 
 
 # ----- training --------------------------------------------------------------------------------
@@ -243,6 +278,122 @@ class MetricsOut(Schema):
     run: int
     items: list[MetricPointOut]
     next_after: int = Field(description="pass as ?after= to get the points recorded since")
+
+
+class EvaluationIn(ClientInput):
+    """The run page's Evaluate form."""
+
+    split: Literal[tuple(SPLITS)] = Field(  # type: ignore[valid-type]
+        "validation",
+        description="validation to choose between runs; test for the final figure (the deploy guard reads it)",
+    )
+    nb_episode: int = Field(5, ge=1, le=MAX_EPISODES, description="held-out episodes per agent")
+
+
+class EvaluationRowOut(Schema):
+    agent: str = Field(description="the run's policy (plain, then checked by simulation) or a baseline")
+    is_run: bool
+    episodes: int
+    survival_mean: float | None
+    survival_std: float | None
+    episodes_fully_survived: float | None
+    reward_mean: float | None
+    decision_ms_p50: float | None
+    decision_ms_p95: float | None
+    simulate_calls_per_step: float | None
+
+
+class EvaluationOut(Schema):
+    id: int
+    run: int
+    checkpoint_step: int = Field(description="the checkpoint evaluated (the run's last when requested)")
+    split: str
+    nb_episode: int
+    status: str
+    error: str
+    requested_by: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    rows: list[EvaluationRowOut] = Field(
+        description="one row per agent, as the run page's table (empty until it finishes)"
+    )
+    results: dict[str, Any] = Field(description="agent name -> the evaluation's result, with its episodes")
+
+
+class MineSummaryOut(Schema):
+    """A finished mine, as its files describe it."""
+
+    name: str
+    env: str
+    expert: str
+    split: str
+    seeds: int
+    episodes: int
+    episode_length: int
+    opponent: str
+    demand_scale: float
+    decisions: int
+    topology_decisions: int
+    distinct_topologies: int
+    coverage: list[tuple[int, float]] = Field(
+        description="(top N, share of the expert's topology decisions the N most played topologies cover)"
+    )
+    steps: int
+    game_overs: int
+    seconds: float
+
+
+class MineLaunchOut(Schema):
+    """A mine started from the web app (its row) and how far it is."""
+
+    id: int
+    name: str
+    env: str
+    status: str
+    spec: dict[str, Any] = Field(description="its settings (a MineSpec)")
+    done: int = Field(description="episodes on disk")
+    total: int | None = Field(description="episodes it plays (null until its worker starts)")
+    finished: bool
+    error: str
+    launched_by: str
+    created_at: datetime
+
+
+class MineListOut(Schema):
+    finished: list[MineSummaryOut] = Field(description="finished mines on disk, by env then name")
+    launches: list[MineLaunchOut] = Field(description="mines started here, newest first")
+
+
+class MineTopActionOut(Schema):
+    index: int
+    count: int
+    share: float = Field(description="share of the expert's topology decisions")
+    description: str = Field(description="the action in words (empty when its env is not available here)")
+
+
+class MineOut(Schema):
+    name: str
+    summary: MineSummaryOut | None = Field(description="the finished mine (null: not finished)")
+    launch: MineLaunchOut | None = Field(description="its newest launch here (null: made elsewhere)")
+    top_actions: list[MineTopActionOut] = Field(description="its most played topology actions")
+
+
+class MineLaunchIn(ClientInput):
+    """The mine form's fields; one left out (or null) keeps the form's default, which makes the
+    mine a run's ``pretrain_mine=auto`` would make."""
+
+    env: str = Field(pattern=NO_NUL, max_length=100, description="the grid whose train days are mined")
+    expert: str | None = Field(
+        None, pattern=NO_NUL, max_length=500, description="greedy, greedy:BUDGET or greedy:key=value,..."
+    )
+    seeds: int | None = Field(None, ge=0, le=DB_INT_MAX, description="grid seeds per day")
+    episodes: int | None = Field(None, ge=0, le=DB_INT_MAX, description="the first N train days (null: all)")
+    episode_length: int | None = Field(None, ge=0, le=DB_INT_MAX, description="steps per day")
+    opponent: str | None = Field(None, pattern=NO_NUL, max_length=100, description="env, none or random-line")
+    demand_scale: float | None = Field(
+        None, allow_inf_nan=False, description="every load and production of the days times this"
+    )
 
 
 # ----- deployment ------------------------------------------------------------------------------

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 
 class OperationsError(Exception):
-    """A request the live console cannot honour; the message says what was wrong and what is accepted."""
+    """A request the live console cannot honour; the message says what was wrong and what is accepted,
+    ``field`` names the input at fault (None: no single one)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class SessionStateError(OperationsError):
+    """The session (or the deployment it needs) is not in a state that allows the action: a stopped
+    session asked to pause, a single step of a running one, a start with no policy deployed."""
+
+
+class UnknownObjectError(OperationsError):
+    """The request names something the session does not have (e.g. an alarm of another session)."""
 
 
 class StaleStepError(OperationsError):

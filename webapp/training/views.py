@@ -373,9 +373,7 @@ class MineLaunchView(PermissionGate, View):
 
 def _mine_or_404(name: str) -> tuple[mine_selectors.MineInfo | None, Any]:
     """The finished mine of that name and the newest launch of it; 404 when neither exists."""
-    if "\x00" in name or len(name) > 200:  # no directory, nor any row, has such a name
-        raise Http404("no mine of that name; choose one on the mines page")
-    info, launch = mine_selectors.mine_get(name=name), mine_selectors.mine_launch_latest(name=name)
+    info, launch = mine_selectors.mine_lookup(name=name)
     if info is None and launch is None:
         raise Http404("no mine of that name; choose one on the mines page")
     return info, launch

@@ -66,3 +66,6 @@ def assert_error_shape(response: Any, status: int) -> dict[str, Any]:
 
 # the live console's fixtures (a deployed policy, sessions fed by a real feed worker)
 from tests.webapp.operations.conftest import deployment, make_session, policy_file  # noqa: E402, F401
+
+# the mines' fixtures (one real tiny mine, the mines folder holding it)
+from tests.webapp.training.conftest import finished_mine, mines_dir  # noqa: E402, F401

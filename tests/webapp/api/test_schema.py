@@ -3,9 +3,9 @@ OpenAPI schema and sends them to the real application (WSGI, same database trans
 
 For each operation, with a token of a role that may call it: no answer is a server error, every
 status code, content type and body matches what the schema documents. Half of the examples use
-the ids of real objects (a live session fed by the real feed worker, a run, a refinement), the
-other half whatever was generated (mostly 404s). Then the same request with a token of a role that
-may not call it must get 403. ``GRIDACE_API_FUZZ_EXAMPLES`` sets the examples per operation.
+the ids of real objects (a live session fed by the real feed worker, with an alarm; a run, a
+refinement, a finished evaluation, a queued mine), the other half whatever was generated (mostly
+404s). Then the same request with a token of a role that may not call it must get 403. ``GRIDACE_API_FUZZ_EXAMPLES`` sets the examples per operation.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -29,9 +30,11 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.webapp.operations.conftest import run_feed
+from tests.webapp.training.deploys import finished_evaluation, succeeded_run
 from webapp.accounts.roles import ROLE_PERMISSIONS
 from webapp.api.auth import PERMISSION_KEY
 from webapp.api.services import token_create
+from webapp.training.services.mines import mine_launch
 
 EXAMPLES = int(os.environ.get("GRIDACE_API_FUZZ_EXAMPLES", "25"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
@@ -62,15 +65,37 @@ def tokens(role_users: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.fixture
-def real_ids(make_run: Any, make_refinement: Any, request: pytest.FixtureRequest) -> dict[str, int]:
+def real_ids(
+    make_run: Any,
+    make_refinement: Any,
+    engineer: Any,
+    settings: Any,
+    tmp_path: Any,
+    request: pytest.FixtureRequest,
+) -> dict[str, Any]:
+    settings.GRIDACE_MINES_DIR = str(tmp_path / "mines")  # launches only queue: nothing is written there
     run = make_run()
-    ids = {"run_id": run.pk, "refinement_id": make_refinement(run).pk}
-    if "/sessions/" in request.node.name:  # only the live endpoints need a fed session (a few seconds)
+    evaluation = finished_evaluation(succeeded_run(make_run()), engineer, checked=0.5, do_nothing=0.3)
+    mine = mine_launch(env="l2rpn_case14_sandbox", expert="greedy", seeds=1, launched_by=engineer)
+    ids = {
+        "run_id": run.pk,
+        "refinement_id": make_refinement(run).pk,
+        "evaluation_id": evaluation.pk,
+        "name": mine.name,
+    }
+    if "/sessions" in request.node.name:  # only the live endpoints need a fed session (a few seconds)
         session = request.getfixturevalue("make_session")()
         run_feed(session, 3)
         session.refresh_from_db()
         recs = session.recommendations.filter(step=session.current_step).order_by("rank")
-        ids.update(session_id=session.pk, recommendation_id=recs.first().pk)
+        alarm = session.alarms.create(
+            step=session.current_step,
+            kind="overload",
+            line=3,
+            message="line 3 overloaded",
+            raised_at=timezone.now(),
+        )
+        ids.update(session_id=session.pk, recommendation_id=recs.first().pk, alarm_id=alarm.pk)
     return ids
 
 

@@ -1,5 +1,8 @@
-"""Live sessions over HTTP: list them, read a session's state (the console's snapshot) and its
-current recommendations with their simulated evidence, accept or reject one, run a what-if.
+"""Live sessions over HTTP: start one (the start form's checks), list them, control them (pause,
+resume, single steps, speed, stop: the console's buttons), read a session's state (the console's
+snapshot) and its current recommendations with their simulated evidence, accept or reject one,
+run a what-if, acknowledge an alarm. Every write goes through the operations services, which
+audit it as on the console.
 
 A session's grid is grid2op's own simulation; pushing outside measurements into it is not
 supported yet.
@@ -10,21 +13,25 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.http import Http404, HttpRequest
-from ninja import Router
+from ninja import Router, Status
 
 from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
 from webapp.api.schemas import (
+    AlarmOut,
     DecisionOut,
     RecommendationDecisionIn,
     RecommendationsOut,
+    SessionOut,
     SessionPage,
+    SessionSpeedIn,
+    SessionStartIn,
     StateOut,
     WhatIfIn,
     WhatIfOut,
 )
-from webapp.live.session_messages import decision_dict, recommendation_dict, session_dict
+from webapp.live.session_messages import alarm_dict, decision_dict, recommendation_dict, session_dict
 from webapp.operations import mirror, selectors, services
 from webapp.operations.models import LiveSession, SessionStatus
 
@@ -52,6 +59,52 @@ def session_list(
     if status:
         sessions = sessions.filter(status=status)
     return page(sessions, limit=limit, offset=offset, to_dict=session_dict)
+
+
+@router.post("/sessions", response=responses(SessionOut, status=201), **gate(roles.START_SESSIONS))
+def session_start(request: HttpRequest, payload: SessionStartIn) -> Status:
+    """Start a live session of the deployed policy, with the start form's settings; a feed worker
+    picks it up within a second. 409 when no policy is deployed, 400 naming ``scenario_index``
+    (and the days accepted) for a day the deployed policy's env does not have."""
+    session = services.session_start(user=request.user, **payload.model_dump())
+    return Status(201, session_dict(session))
+
+
+def _control(request: HttpRequest, session_id: int, command: str, speed: float | None = None) -> dict:
+    session = services.session_control(
+        session_id=_session(session_id).pk, user=request.user, command=command, speed_seconds=speed
+    )
+    return session_dict(session)
+
+
+@router.post("/sessions/{session_id}/pause", response=responses(SessionOut), **gate(roles.CONTROL_SESSIONS))
+def session_pause(request: HttpRequest, session_id: int) -> dict[str, Any]:
+    """Pause a running session: the grid stops moving until resumed (409 once it has ended)."""
+    return _control(request, session_id, "pause")
+
+
+@router.post("/sessions/{session_id}/resume", response=responses(SessionOut), **gate(roles.CONTROL_SESSIONS))
+def session_resume(request: HttpRequest, session_id: int) -> dict[str, Any]:
+    """Let a paused session run again at its speed (409 once it has ended)."""
+    return _control(request, session_id, "resume")
+
+
+@router.post("/sessions/{session_id}/step", response=responses(SessionOut), **gate(roles.CONTROL_SESSIONS))
+def session_step(request: HttpRequest, session_id: int) -> dict[str, Any]:
+    """Play one step of a paused session (409 while it runs: pause it first)."""
+    return _control(request, session_id, "step")
+
+
+@router.post("/sessions/{session_id}/speed", response=responses(SessionOut), **gate(roles.CONTROL_SESSIONS))
+def session_speed(request: HttpRequest, session_id: int, payload: SessionSpeedIn) -> dict[str, Any]:
+    """Set the seconds per step of a running or paused session."""
+    return _control(request, session_id, "speed", payload.speed_seconds)
+
+
+@router.post("/sessions/{session_id}/stop", response=responses(SessionOut), **gate(roles.START_SESSIONS))
+def session_stop(request: HttpRequest, session_id: int) -> dict[str, Any]:
+    """End a session for good. As on the console, only engineers stop sessions; operators pause."""
+    return _control(request, session_id, "stop")
 
 
 @router.get("/sessions/{session_id}/state", response=responses(StateOut), **gate(roles.VIEW_SESSIONS))
@@ -107,3 +160,17 @@ def recommendation_decide(
 def session_what_if(request: HttpRequest, session_id: int, payload: WhatIfIn) -> dict[str, Any]:
     """Simulate an action one step ahead from a recorded state (nothing is played)."""
     return mirror.what_if(session=_session(session_id), step=payload.step, action=payload.action)
+
+
+@router.post(
+    "/sessions/{session_id}/alarms/{alarm_id}/acknowledge",
+    response=responses(AlarmOut),
+    **gate(roles.OPERATE_SESSIONS),
+)
+def alarm_acknowledge(request: HttpRequest, session_id: int, alarm_id: int) -> dict[str, Any]:
+    """Acknowledge one of the session's alarms (404 for an alarm of another session, 409 when
+    someone acknowledged it already)."""
+    alarm = services.alarm_acknowledge(
+        session_id=_session(session_id).pk, alarm_id=alarm_id, user=request.user
+    )
+    return alarm_dict(alarm)

@@ -17,7 +17,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from webapp.audit.services import audit_record
-from webapp.operations.errors import DecisionConflictError, OperationsError, StaleStepError
+from webapp.operations.errors import (
+    DecisionConflictError,
+    OperationsError,
+    StaleStepError,
+    UnknownObjectError,
+)
 from webapp.operations.models import (
     LIVE_STATUSES,
     Alarm,
@@ -209,7 +214,7 @@ def alarm_acknowledge(*, session_id: int, alarm_id: int, user: AbstractBaseUser)
     session = locked_session(session_id)
     alarm = Alarm.objects.filter(pk=alarm_id, session=session).first()
     if alarm is None:
-        raise OperationsError(f"alarm {alarm_id} is not one of session {session.pk}'s")
+        raise UnknownObjectError(f"alarm {alarm_id} is not one of session {session.pk}'s")
     if alarm.acknowledged_at is not None:
         raise DecisionConflictError(
             f"alarm {alarm.pk} was already acknowledged by {alarm.acknowledged_by.get_username()}"

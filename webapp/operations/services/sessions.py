@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from webapp.audit.services import audit_record
 from webapp.operations import selectors
-from webapp.operations.errors import OperationsError
+from webapp.operations.errors import OperationsError, SessionStateError
 from webapp.operations.models import LIVE_STATUSES, LiveSession, SessionStatus
 from webapp.operations.services.common import locked_session, session_changed, session_end
 from webapp.training.models import Deployment
@@ -36,25 +36,29 @@ def session_start(
     """A new session of the deployed policy's env; a feed worker picks it up within a second."""
     deployment = Deployment.objects.select_related("checkpoint__run").order_by("-deployed_at", "-id").first()
     if deployment is None:
-        raise OperationsError("no policy is deployed; an engineer must deploy a checkpoint first")
+        raise SessionStateError("no policy is deployed; an engineer must deploy a checkpoint first")
     env = deployment.checkpoint.run.env
     if not K_RANGE[0] <= k <= K_RANGE[1]:
         raise OperationsError(
-            f"k={k} is out of range; accepted: {K_RANGE[0]} to {K_RANGE[1]} recommendations"
+            f"k={k} is out of range; accepted: {K_RANGE[0]} to {K_RANGE[1]} recommendations", field="k"
         )
     if not SPEED_RANGE[0] <= speed_seconds <= SPEED_RANGE[1]:
         raise OperationsError(
-            f"speed={speed_seconds} s is out of range; accepted: {SPEED_RANGE[0]} to {SPEED_RANGE[1]} s per step"
+            f"speed={speed_seconds} s is out of range; accepted: {SPEED_RANGE[0]} to {SPEED_RANGE[1]} s per step",
+            field="speed_seconds",
         )
     if seed < 0 or max_steps < 0:
-        raise OperationsError("seed and max_steps must be 0 or more")
+        raise OperationsError(
+            "seed and max_steps must be 0 or more", field="seed" if seed < 0 else "max_steps"
+        )
     names = selectors.scenario_names(env)
     if not 0 <= scenario_index < len(names):
         raise OperationsError(
-            f"scenario {scenario_index} does not exist for {env}; accepted: 0 to {len(names) - 1}"
+            f"scenario {scenario_index} does not exist for {env}; accepted: 0 to {len(names) - 1}",
+            field="scenario_index",
         )
     if len(label) > 100:
-        raise OperationsError(f"label is {len(label)} characters long; accepted: at most 100")
+        raise OperationsError(f"label is {len(label)} characters long; accepted: at most 100", field="label")
     session = LiveSession.objects.create(
         label=label,
         env=env,
@@ -90,10 +94,12 @@ def session_control(
 ) -> LiveSession:
     """pause, resume, step (one step while paused), speed (seconds per step), stop."""
     if command not in CONTROL_COMMANDS:
-        raise OperationsError(f"unknown command {command!r}; accepted: {', '.join(CONTROL_COMMANDS)}")
+        raise OperationsError(
+            f"unknown command {command!r}; accepted: {', '.join(CONTROL_COMMANDS)}", field="command"
+        )
     session = locked_session(session_id)
     if session.status not in LIVE_STATUSES:
-        raise OperationsError(
+        raise SessionStateError(
             f"session {session.pk} is {session.status}; only running or paused sessions obey"
         )
     before = {"status": session.status, "speed_seconds": session.speed_seconds}
@@ -106,13 +112,14 @@ def session_control(
         fields.append("steps_requested")
     elif command == "step":
         if session.status != SessionStatus.PAUSED:
-            raise OperationsError("single steps are for paused sessions; pause the session first")
+            raise SessionStateError("single steps are for paused sessions; pause the session first")
         session.steps_requested += 1
         fields.append("steps_requested")
     elif command == "speed":
         if speed_seconds is None or not SPEED_RANGE[0] <= speed_seconds <= SPEED_RANGE[1]:
             raise OperationsError(
-                f"speed={speed_seconds} s is out of range; accepted: {SPEED_RANGE[0]} to {SPEED_RANGE[1]} s per step"
+                f"speed={speed_seconds} s is out of range; accepted: {SPEED_RANGE[0]} to {SPEED_RANGE[1]} s per step",
+                field="speed_seconds",
             )
         session.speed_seconds = speed_seconds
         fields.append("speed_seconds")

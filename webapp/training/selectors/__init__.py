@@ -207,6 +207,10 @@ def run_evaluations(*, run: TrainingRun) -> QuerySet[Evaluation]:
     return run.evaluations.select_related("checkpoint", "requested_by").order_by("-created_at", "-id")
 
 
+def evaluation_get(*, pk: int) -> Evaluation | None:
+    return Evaluation.objects.select_related("checkpoint", "requested_by").filter(pk=pk).first()
+
+
 EVALUATION_COLUMNS = (
     ("survival_mean", "mean survival"),
     ("survival_std", "std"),

@@ -72,6 +72,18 @@ def mine_launch_latest(*, name: str) -> Mine | None:
     return Mine.objects.select_related("launched_by").filter(name=name).order_by("-id").first()
 
 
+MINE_NAME_MAX_LENGTH = 200
+"""no mine directory, nor any row, has a longer name"""
+
+
+def mine_lookup(*, name: str) -> tuple[MineInfo | None, Mine | None]:
+    """The finished mine of that name and the newest launch of it (each None when there is none);
+    a name no mine can have (a NUL, too long) finds nothing without reading the disk."""
+    if "\x00" in name or len(name) > MINE_NAME_MAX_LENGTH:
+        return None, None
+    return mine_get(name=name), mine_launch_latest(name=name)
+
+
 def mine_progress(*, mine: Mine) -> dict[str, Any]:
     """How far a launched mine is: its status, the episodes on disk (``episodes/*.npz``) out of
     those it plays, and its error when it failed."""
