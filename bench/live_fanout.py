@@ -1,16 +1,21 @@
-"""Websocket fan-out of the live console: N authenticated clients on one daphne process, each
-receiving the live feed's step messages (1 per second by default) for a bounded time.
+"""Websocket fan-out of the live console: N authenticated clients on daphne, each receiving the
+live feed's step messages (1 per second by default) for a bounded time.
 
 Sets up a Postgres database of its own (``gridace_bench_live`` on the server of
 ``$BENCH_DATABASE_SERVER``, default postgres://postgres@127.0.0.1:5432), needs Redis
 (``$REDIS_URL``, default redis://127.0.0.1:6379/0; channels_redis with max_connections 2000 as the
-settings configure it), deploys a policy with random weights, starts one live session, then runs
-daphne and ``manage.py live_feed`` as child processes on 127.0.0.1. The clients (a minimal
-RFC 6455 client on asyncio, loopback only, sending an Origin header and a session cookie each)
-measure end-to-end latency from the worker's step (``stepped_at`` in the message) to receipt.
-Prints JSON: latency p50/p95/p99/max, dropped connections, messages per client, daphne RSS.
+settings configure it), deploys a policy with random weights for ``--env``, starts one live
+session, then runs daphne and ``manage.py live_feed`` as child processes on 127.0.0.1. With
+``--processes N`` (N > 1) it runs N daphne processes behind HAProxy (Debian's ``haproxy``, as
+``docker/compose.yaml`` does), all fed by the same Redis groups, and the clients connect to
+HAProxy. The clients (a minimal RFC 6455 client on asyncio, loopback only, sending an Origin
+header and a session cookie each) measure the time from opening the TCP connection to the
+snapshot received, and end-to-end latency from the worker's step (``stepped_at`` in the message)
+to receipt. Prints JSON: connect times, latency p50/p95/p99/max, dropped connections, messages per
+client, the step messages' size in bytes (mean and max over the steps received), daphne RSS.
 
     .venv/bin/python bench/live_fanout.py [--clients 200] [--seconds 60] [--speed 1.0]
+        [--env l2rpn_case14_sandbox] [--processes 1] [--layer core|pubsub]
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -102,14 +108,28 @@ class Client:
         self.dropped = ""
         self.measuring = False
         self.message_bytes = 0
+        self.step_bytes: list[int] = []
+        """the size of each step message received while measuring (UTF-8 bytes)"""
+        self.connect_ms: float | None = None
+        """from opening the TCP connection to the snapshot received"""
 
     async def run(self, port: int, path: str, connect_gate: asyncio.Semaphore, stop: asyncio.Event) -> None:
         async with connect_gate:
+            started = time.monotonic()
             try:
                 reader, writer = await asyncio.wait_for(ws_open(port, path, self.cookie), CONNECT_TIMEOUT_S)
             except Exception as error:
                 self.dropped = f"connect: {type(error).__name__}: {error}"
                 return
+        try:  # the snapshot (out of the gate: the next client opens meanwhile)
+            first = await asyncio.wait_for(ws_read(reader, writer), CONNECT_TIMEOUT_S)
+        except Exception as error:
+            self.dropped = f"snapshot: {type(error).__name__}: {error}"
+            return
+        if first is None:
+            self.dropped = "snapshot: closed by the server"
+            return
+        self.connect_ms = (time.monotonic() - started) * 1000.0
         self.connected = True
         reading = asyncio.create_task(self._read_all(reader, writer))
         await stop.wait()
@@ -127,6 +147,7 @@ class Client:
             stepped_at = STEPPED_AT.search(text)
             self.latencies.append(received_ms - float(stepped_at.group(1)))
             self.message_bytes = len(text)
+            self.step_bytes.append(len(text.encode()))
             self.steps += 1
 
     async def _read_all(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -218,8 +239,8 @@ def bench_users() -> tuple[Any, Any]:
     return engineer, operator
 
 
-def policy_deploy(engineer: Any, var_dir: Path) -> None:
-    """A policy with random weights for l2rpn_case14_sandbox, deployed by ``engineer``."""
+def policy_deploy(engineer: Any, var_dir: Path, env_name: str = "l2rpn_case14_sandbox") -> None:
+    """A policy with random weights for ``env_name``, deployed by ``engineer``."""
     from ace_core.live import untrained_policy
     from webapp.jobs.models import JobStatus
     from webapp.training.models import Checkpoint, TrainingRun
@@ -227,13 +248,13 @@ def policy_deploy(engineer: Any, var_dir: Path) -> None:
 
     run = TrainingRun.objects.create(
         config={},
-        env="l2rpn_case14_sandbox",
+        env=env_name,
         total_steps=1,
         status=JobStatus.SUCCEEDED,
         launched_by=engineer,
         out_dir=str(var_dir),
     )
-    policy = untrained_policy("l2rpn_case14_sandbox", var_dir / "policy" / "checkpoint.pt", hidden=32)
+    policy = untrained_policy(env_name, var_dir / "policy" / env_name / "checkpoint.pt", hidden=32)
     checkpoint_deploy(checkpoint=Checkpoint.objects.create(run=run, step=1, path=str(policy)), user=engineer)
 
 
@@ -250,19 +271,58 @@ def login_cookies(user: Any, count: int) -> list[str]:
     return cookies
 
 
-def servers_start(env: dict[str, str], port: int, logs: Any) -> tuple[subprocess.Popen, subprocess.Popen]:
-    """daphne on 127.0.0.1:``port`` and ``manage.py live_feed``, both writing to ``logs``."""
-    daphne = subprocess.Popen(
+def daphne_start(env: dict[str, str], port: int, logs: Any) -> subprocess.Popen:
+    """daphne on 127.0.0.1:``port``, writing to ``logs``."""
+    return subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "webapp.asgi:application"],
         cwd=ROOT,
         env=env,
         stdout=logs,
         stderr=subprocess.STDOUT,
     )
-    worker = subprocess.Popen(
+
+
+def worker_start(env: dict[str, str], logs: Any) -> subprocess.Popen:
+    """``manage.py live_feed``, writing to ``logs``."""
+    return subprocess.Popen(
         [sys.executable, "manage.py", "live_feed"], cwd=ROOT, env=env, stdout=logs, stderr=subprocess.STDOUT
     )
-    return daphne, worker
+
+
+def servers_start(env: dict[str, str], port: int, logs: Any) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """daphne on 127.0.0.1:``port`` and ``manage.py live_feed``, both writing to ``logs``."""
+    return daphne_start(env, port, logs), worker_start(env, logs)
+
+
+HAPROXY_CONFIG = """\
+# written by bench/live_fanout.py: the front of the daphne processes (as docker/haproxy.cfg)
+global
+    maxconn 4000
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout tunnel 1h
+frontend live
+    bind 127.0.0.1:{port}
+    default_backend daphne
+backend daphne
+    balance leastconn
+{servers}
+"""
+
+
+def front_start(port: int, daphne_ports: list[int], var_dir: Path, logs: Any) -> subprocess.Popen:
+    """HAProxy on 127.0.0.1:``port`` in front of daphne on ``daphne_ports`` (sockets go to the
+    process with the fewest)."""
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    if not Path(haproxy).exists():
+        raise SystemExit("--processes needs HAProxy: apt-get install -y haproxy")
+    servers = "\n".join(f"    server daphne{i} 127.0.0.1:{p}" for i, p in enumerate(daphne_ports))
+    config = var_dir / "haproxy.cfg"
+    config.write_text(HAPROXY_CONFIG.format(port=port, servers=servers))
+    return subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=logs, stderr=subprocess.STDOUT)
 
 
 def port_wait(port: int, deadline: float) -> None:
@@ -289,51 +349,73 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--speed", type=float, default=1.0, help="seconds between two grid steps")
+    parser.add_argument("--env", default="l2rpn_case14_sandbox", help="the grid the session plays")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="daphne processes (more than 1: behind HAProxy)"
+    )
+    parser.add_argument(
+        "--layer",
+        choices=["core", "pubsub"],
+        default=os.environ.get("CHANNEL_LAYER", "core"),
+        help="the Redis channel layer (the CHANNEL_LAYER setting)",
+    )
     args = parser.parse_args()
-    if not 1 <= args.clients <= 2000 or not 1 <= args.seconds <= 600:
-        raise SystemExit("accepted: 1 to 2000 clients, 1 to 600 seconds")
+    if not 1 <= args.clients <= 2000 or not 1 <= args.seconds <= 600 or not 1 <= args.processes <= 8:
+        raise SystemExit("accepted: 1 to 2000 clients, 1 to 600 seconds, 1 to 8 processes")
 
     server = os.environ.get("BENCH_DATABASE_SERVER", DEFAULT_SERVER)
     database_create(server, DATABASE)
     var_dir = Path("/tmp") / "gridace-fanout-bench"
+    # the database starts empty, so do the runs: a policy deployed by an earlier run (another
+    # env's, under the same run id) would be kept in place of this one
+    shutil.rmtree(var_dir / "runs", ignore_errors=True)
     env = bench_env(
         database_url=f"{server}/{DATABASE}",
         redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         prefix="gridace-bench",
         var_dir=var_dir,
     )
+    env["CHANNEL_LAYER"] = args.layer
     django_ready(env)
     from webapp.operations.models import LiveSession, SessionStep
     from webapp.operations.services import session_start
 
     engineer, operator = bench_users()
-    policy_deploy(engineer, var_dir)
+    policy_deploy(engineer, var_dir, args.env)
     session = session_start(user=engineer, scenario_index=0, speed_seconds=args.speed, label="fan-out bench")
     cookies = login_cookies(operator, args.clients)
 
     port = free_port()
     logs = open(var_dir / "fanout-processes.log", "w")
-    daphne, worker = servers_start(env, port, logs)
+    daphne_ports = [port] if args.processes == 1 else [free_port() for _ in range(args.processes)]
+    processes = [daphne_start(env, p, logs) for p in daphne_ports]
+    daphne_pids = [process.pid for process in processes]
+    if args.processes > 1:
+        processes.append(front_start(port, daphne_ports, var_dir, logs))
+    processes.append(worker_start(env, logs))
     try:
         deadline = time.monotonic() + 60
-        port_wait(port, deadline)
+        for p in {port, *daphne_ports}:
+            port_wait(p, deadline)
         while SessionStep.objects.filter(session=session).count() < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        figures = asyncio.run(_measure(args, port, f"/ws/live/{session.pk}/", cookies, daphne.pid))
+        figures = asyncio.run(_measure(args, port, f"/ws/live/{session.pk}/", cookies, daphne_pids))
         session.refresh_from_db()
         figures["worker_steps_total"] = session.current_step
         figures["worker_status"] = LiveSession.objects.get(pk=session.pk).status
     finally:
-        processes_stop(worker, daphne)
+        processes_stop(*reversed(processes))
         logs.close()
-    print(json.dumps(figures, indent=2))
+    print(
+        json.dumps({"env": args.env, "processes": args.processes, "layer": args.layer, **figures}, indent=2)
+    )
 
 
-async def _measure(args, port: int, path: str, cookies: list[str], daphne_pid: int) -> dict:
+async def _measure(args, port: int, path: str, cookies: list[str], daphne_pids: list[int]) -> dict:
     clients = [Client(i, cookie) for i, cookie in enumerate(cookies)]
     stop = asyncio.Event()
     gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
-    rss_before = rss_mb(daphne_pid)
+    rss_before = sum(rss_mb(pid) for pid in daphne_pids)
     connect_started = time.monotonic()
     tasks = [asyncio.create_task(c.run(port, path, gate, stop)) for c in clients]
     while time.monotonic() - connect_started < 60 and sum(
@@ -348,13 +430,15 @@ async def _measure(args, port: int, path: str, cookies: list[str], daphne_pid: i
     started = time.monotonic()
     while time.monotonic() - started < args.seconds:
         await asyncio.sleep(1.0)
-        samples.append(rss_mb(daphne_pid))
+        samples.append(sum(rss_mb(pid) for pid in daphne_pids))
     stop.set()
     await asyncio.wait(tasks, timeout=15)
     latencies = [x for c in clients for x in c.latencies]
     if os.environ.get("FANOUT_DUMP"):
         Path(os.environ["FANOUT_DUMP"]).write_text(json.dumps([c.latencies for c in clients]))
     per_client = [c.steps for c in clients if c.connected]
+    step_bytes = max((c.step_bytes for c in clients), key=len)
+    connect_ms = [c.connect_ms for c in clients if c.connect_ms is not None]
     return {
         "clients": len(clients),
         "connected": sum(c.connected for c in clients),
@@ -366,11 +450,17 @@ async def _measure(args, port: int, path: str, cookies: list[str], daphne_pid: i
         "messages_received": len(latencies),
         "messages_per_client_min": min(per_client) if per_client else 0,
         "messages_per_client_max": max(per_client) if per_client else 0,
+        "connect_ms_p50": round(percentile(connect_ms, 50), 1),
+        "connect_ms_p99": round(percentile(connect_ms, 99), 1),
+        "connect_ms_max": round(max(connect_ms), 1) if connect_ms else None,
         "message_bytes": max(c.message_bytes for c in clients),
+        "step_message_bytes_mean": round(sum(step_bytes) / len(step_bytes)) if step_bytes else None,
+        "step_message_bytes_max": max(step_bytes) if step_bytes else None,
         "latency_ms_p50": round(percentile(latencies, 50), 1),
         "latency_ms_p95": round(percentile(latencies, 95), 1),
         "latency_ms_p99": round(percentile(latencies, 99), 1),
         "latency_ms_max": round(max(latencies), 1) if latencies else None,
+        # daphne's resident memory (all processes together)
         "daphne_rss_mb_before_clients": round(rss_before, 1),
         "daphne_rss_mb_first": round(samples[0], 1) if samples else None,
         "daphne_rss_mb_peak": round(max(samples), 1) if samples else None,

@@ -27,6 +27,9 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       retention of the log of refused API requests (defaults 10000 rows, 30 days)
 ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS``
                       how often open websockets re-check their session (default 2)
+``CHANNEL_LAYER``     with Redis: ``core`` (default: Redis holds a copy of each group message
+                      per socket) or ``pubsub`` (one publish per group message, copied to the
+                      sockets inside each web process)
 ``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES`` / ``GRIDACE_LOGIN_LOCKOUT_MAX_HOURS``
                       failed log-ins (per username and address pair) before a lockout, how long
                       the first lasts, and the longest it grows to (defaults 5, 15, 24)
@@ -42,6 +45,7 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GRIDACE_VAR_DIR", BASE_DIR / "var"))
@@ -161,9 +165,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- channel layer --------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
+    CHANNEL_LAYER_BACKENDS = {
+        "core": "channels_redis.core.RedisChannelLayer",
+        "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
+    }
+    CHANNEL_LAYER = os.environ.get("CHANNEL_LAYER", "core")
+    if CHANNEL_LAYER not in CHANNEL_LAYER_BACKENDS:
+        raise ImproperlyConfigured(
+            f"CHANNEL_LAYER={CHANNEL_LAYER!r}: accepted: {', '.join(CHANNEL_LAYER_BACKENDS)}"
+        )
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": CHANNEL_LAYER_BACKENDS[CHANNEL_LAYER],
             "CONFIG": {
                 # redis-py caps its pool at 100 connections; bursts of websocket connects need more.
                 # No read timeout: redis-py 8 reads for at most 5 s by default, as long as the

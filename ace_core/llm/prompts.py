@@ -217,9 +217,12 @@ def _check_candidates(candidates: Sequence[str]) -> None:
 
 
 def explain_messages(*, state_text: str, card: dict[str, Any]) -> list[dict[str, str]]:
-    """The chat asking an LLM to explain a recommendation to an operator, in plain words."""
+    """The chat asking an LLM to explain a recommendation to an operator, in plain words (``card``:
+    its description, source and max rho after, and the simulation's ``facts`` in words if any)."""
     after = card.get("max_rho_after")
     effect = f"expected max line load after: {after:.0%}" if after is not None else "the simulation failed"
+    # the simulation's findings (ace_core.recommend.explain.facts), so the model can quote them
+    facts = f"\nWhat the simulation found: {card['facts']}" if card.get("facts") else ""
     return [
         {
             "role": "system",
@@ -228,6 +231,6 @@ def explain_messages(*, state_text: str, card: dict[str, Any]) -> list[dict[str,
         {
             "role": "user",
             "content": f"Grid state: {state_text}\nRecommended action: {card['description']} "
-            f"(from the {card['source']}, {effect}).\nIn two sentences, why does this action help?",
+            f"(from the {card['source']}, {effect}).{facts}\nIn two sentences, why does this action help?",
         },
     ]

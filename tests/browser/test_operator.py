@@ -73,6 +73,22 @@ def _step(page) -> int:
     return int(page.get_attribute("#diagram", "data-step") or -1)
 
 
+SHOWN = """() => {
+  const html = id => document.getElementById(id).outerHTML;
+  const diagram = document.getElementById('diagram');
+  // plotly gives each trace a random uid: the rest is what it draws
+  const traces = diagram.data.map(t => JSON.stringify(Object.assign({}, t, { uid: null })));
+  return { traces: traces, panels: ['step', 'grid-time', 'max-rho', 'overloads', 'recommendations',
+    'forecast-kind', 'security-alarms', 'n1-status', 'n1-outages', 'reference', 'rejected-count',
+    'rejected-list'].map(html) };
+}"""
+"""what the console draws of a step: the diagram's traces and the panels' elements"""
+
+
+def _shown(page) -> dict:
+    return page.evaluate(SHOWN)
+
+
 def _check_cards_and_assessment(page, artifacts: Path) -> None:
     """Cards with N-1 and look-ahead figures, none of them a rejected (harmful) candidate; doing
     nothing as the reference; the forecast named; hovering a card highlights its substations."""
@@ -142,6 +158,18 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         )
         page.wait_for_timeout(1200)
         paused_at = _step(page)
+
+        # each step sends only what changed, merged into what the page has: one more step, then the
+        # page shows exactly what a fresh page shows of that step (from the snapshot, whole)
+        page.click("#single-step")
+        page.wait_for_function(f"() => Number(document.getElementById('diagram').dataset.step) > {paused_at}")
+        paused_at = _step(page)
+        merged = _shown(page)
+        page.reload()
+        page.wait_for_function(
+            f"() => Number(document.getElementById('diagram').dataset.step) === {paused_at}", timeout=60_000
+        )
+        assert _shown(page) == merged
 
         # what-if: lines 2 and 3 of substation 1 on bus 2
         page.select_option("#wi-kind", "topology")

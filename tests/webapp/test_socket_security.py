@@ -18,7 +18,7 @@ from django.utils import timezone
 from tests.webapp.conftest import client_for, communicator
 from webapp.live import relay
 from webapp.routing import NOT_FOUND_CLOSE_CODE
-from webapp.socket_security import SESSION_ENDED, session_still_valid
+from webapp.socket_security import SESSION_ENDED, session_still_valid, sessions_still_valid
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -135,12 +135,12 @@ async def test_the_session_check_goes_on_after_a_database_error(reviewer, settin
     client, cookie = await sync_to_async(_signed_in)(reviewer)
     errors = [OperationalError("the database system is shutting down")]
 
-    def check_after_a_restart(session_key, user_pk):
+    def check_after_a_restart(pairs):
         if errors:
             raise errors.pop()
-        return session_still_valid(session_key, user_pk)
+        return sessions_still_valid(pairs)
 
-    monkeypatch.setattr(relay, "session_still_valid", check_after_a_restart)
+    monkeypatch.setattr(relay, "sessions_still_valid", check_after_a_restart)
     socket = communicator("/ws/review/", _headers(cookie, "http://localhost", "localhost"))
     connected, _ = await socket.connect()
     assert connected
@@ -150,6 +150,34 @@ async def test_the_session_check_goes_on_after_a_database_error(reviewer, settin
     closed = await _closed_within(socket, 5)
     assert closed["code"] == SESSION_ENDED
     await socket.disconnect()
+
+
+async def test_one_check_answers_for_every_socket_as_each_check_would(reviewer, operator, make_user):
+    """The process's sockets are checked all at once (one query for the sessions, one for the
+    users): the same answers as Django's own check, session by session."""
+
+    def sessions():
+        users = {"ok": reviewer, "op": operator}
+        users |= {name: make_user("reviewer") for name in ("logged out", "password", "expired", "inactive")}
+        signed_in = {name: _signed_in(user) for name, user in users.items()}
+        _end_by_logout(signed_in["logged out"][0], None, None)
+        _end_by_password_change(None, users["password"], None)
+        _end_by_expiry(None, None, signed_in["expired"][1])
+        users["inactive"].is_active = False
+        users["inactive"].save()
+        pairs = {(signed_in[name][1], user.pk) for name, user in users.items()}
+        # another user's session, one that never existed, none at all
+        return pairs | {
+            (signed_in["ok"][1], operator.pk),
+            ("no-such-session", reviewer.pk),
+            (None, reviewer.pk),
+        }
+
+    pairs = await sync_to_async(sessions)()
+    together = await sync_to_async(sessions_still_valid)(pairs)
+    one_by_one = {pair: await sync_to_async(session_still_valid)(*pair) for pair in pairs}
+    assert together == one_by_one
+    assert sorted(together.values()).count(True) == 2  # the reviewer's and the operator's own
 
 
 @pytest.mark.django_db  # no session, no table touched: no need to empty the tables after

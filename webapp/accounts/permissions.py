@@ -1,13 +1,13 @@
 """Gates for pages and websockets: anonymous users go to the login page, wrong roles get 403.
 
-Every view subclasses :class:`PermissionGate` (or :class:`AnyRoleGate`) and every consumer calls
-:func:`socket_user_may` before accepting, so no page or socket is open by accident (a test walks
-all routes to prove it).
+Every view subclasses :class:`PermissionGate` (or :class:`AnyRoleGate`) and every consumer checks
+:func:`user_may` before accepting (:class:`webapp.live.relay.RelayConsumer`, in the thread hop
+that reads its opening messages), so no page or socket is open by accident (a test walks all
+routes to prove it).
 """
 
 from __future__ import annotations
 
-from channels.db import database_sync_to_async
 from django.contrib.auth.mixins import PermissionRequiredMixin
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
@@ -29,8 +29,3 @@ class AnyRoleGate(PermissionGate):
 
 def user_may(user: AbstractBaseUser | AnonymousUser | None, permission: str) -> bool:
     return user is not None and user.is_authenticated and user.is_active and user.has_perm(permission)
-
-
-@database_sync_to_async
-def socket_user_may(user: AbstractBaseUser | AnonymousUser | None, permission: str) -> bool:
-    return user_may(user, permission)

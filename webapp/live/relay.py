@@ -2,9 +2,15 @@
 page needs first, then relay the pre-encoded messages that workers and services send to the
 group.
 
-While open, the socket re-checks every ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS`` that the session
-that opened it still signs its user in, and closes (code 4001) once it does not: a logout, a
-password change or an expired session ends the sockets too.
+While open, the socket's session is checked every ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS`` (it must
+still sign its user in) and the socket closes (code 4001) once it does not: a logout, a password
+change or an expired session ends the sockets too. One :class:`SessionWatch` per process checks
+every open socket's session at once (see :func:`webapp.socket_security.sessions_still_valid`).
+
+A connect costs one thread hop: the user (resolved from the session, see
+:class:`webapp.socket_security.SocketAuthMiddleware`), the permission and the opening messages
+together. Every hop waits for Channels' one database thread and, without persistent connections,
+opens a database connection of its own: at a thousand connects, hops are what a connect waits for.
 
 Without a shared channel layer (the single-process demo) a worker process cannot reach the web
 server, so the consumer asks a selector for newer rows every ``LIVE_RELAY_INTERVAL_SECONDS``.
@@ -20,17 +26,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+import weakref
+from typing import Any, ClassVar
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from webapp.accounts.permissions import socket_user_may
+from webapp.accounts.permissions import user_may
 from webapp.live import broadcast
 from webapp.monitoring.metrics import websocket_closed, websocket_opened
-from webapp.socket_security import SESSION_ENDED, session_still_valid
+from webapp.socket_security import SESSION_ENDED, sessions_still_valid
 
 
 class RelayConsumer(AsyncWebsocketConsumer):
@@ -41,15 +48,15 @@ class RelayConsumer(AsyncWebsocketConsumer):
     relay: asyncio.Task | None = None
     counted: bool = False
     """True once the socket is counted in the websockets gauge (accepted)"""
-    session_watch: asyncio.Task | None = None
+    session_watch: SessionWatch | None = None
 
     # ----- what subclasses say ------------------------------------------------------------
     def group_for(self) -> str:
         raise NotImplementedError
 
-    def opening(self) -> tuple[list[dict[str, Any]], Any] | None:
-        """Messages to send on connect and the polling cursor; None when the object is gone.
-        Runs in a thread (it may read the database)."""
+    def opening(self) -> tuple[list[dict[str, Any] | str], Any] | None:
+        """Messages to send on connect (dicts, or already encoded) and the polling cursor; None
+        when the object is gone. Runs in a thread (it may read the database)."""
         raise NotImplementedError
 
     def newer(self, cursor: Any) -> tuple[list[dict[str, Any]], Any]:
@@ -57,16 +64,19 @@ class RelayConsumer(AsyncWebsocketConsumer):
         raise NotImplementedError
 
     # ----- the relay ----------------------------------------------------------------------
+    def _permitted_opening(self) -> tuple[list[dict[str, Any] | str], Any] | None:
+        """:meth:`opening` for a user with the permission; None for anyone else."""
+        if not user_may(self.scope.get("user"), self.permission):
+            return None
+        return self.opening()
+
     async def connect(self) -> None:
-        if not await socket_user_may(self.scope.get("user"), self.permission):
-            await self.close()
-            return
         self.group = self.group_for()
         # join before reading the opening messages, so nothing falls between the two (pages
-        # drop what they already have)
+        # drop what they already have); nothing is relayed before the socket is accepted
         await self.channel_layer.group_add(self.group, self.channel_name)
         try:
-            opening = await database_sync_to_async(self.opening)()
+            opening = await database_sync_to_async(self._permitted_opening)()
         except BaseException:
             # failed, or killed: daphne cancels a consumer still connecting once its client has
             # been gone for application_close_timeout (a busy thread pool), and disconnect() never
@@ -75,6 +85,8 @@ class RelayConsumer(AsyncWebsocketConsumer):
             await asyncio.shield(self.channel_layer.group_discard(self.group, self.channel_name))
             raise
         if opening is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            self.group = None
             await self.close()
             return
         await self.accept()
@@ -82,8 +94,10 @@ class RelayConsumer(AsyncWebsocketConsumer):
         self.counted = True
         messages, cursor = opening
         for message in messages:
-            await self.send(text_data=broadcast.encode(message))
-        self.session_watch = asyncio.create_task(self._watch_session())
+            await self.send(text_data=message if isinstance(message, str) else broadcast.encode(message))
+        session_key = getattr(self.scope.get("session"), "session_key", None)
+        self.session_watch = SessionWatch.of_this_loop()
+        self.session_watch.add(self, session_key, self.scope["user"].pk)
         if settings.LIVE_RELAY_FROM_DB:
             self.relay = asyncio.create_task(self._relay_from_db(cursor))
 
@@ -91,11 +105,12 @@ class RelayConsumer(AsyncWebsocketConsumer):
         if self.counted:
             websocket_closed(self.scope["path"])
             self.counted = False
-        for task in (self.relay, self.session_watch):
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        if self.session_watch is not None:
+            self.session_watch.discard(self)
+        if self.relay is not None and self.relay is not asyncio.current_task():
+            self.relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.relay
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -118,20 +133,53 @@ class RelayConsumer(AsyncWebsocketConsumer):
             for message in messages:
                 await self.send(text_data=broadcast.encode(message))
 
-    async def _watch_session(self) -> None:
-        session = self.scope.get("session")
-        session_key = getattr(session, "session_key", None)
-        user_pk = self.scope["user"].pk
-        while True:
+    async def session_ended(self) -> None:
+        """The session that opened the socket no longer signs its user in: close."""
+        if self.relay is not None:
+            self.relay.cancel()
+        await self.close(code=SESSION_ENDED)
+
+
+class SessionWatch:
+    """Checks the sessions of a process's open sockets every ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS``,
+    all in one thread hop, and closes the sockets whose session ended.
+
+    One per event loop (daphne runs one; tests start one per test); its task runs while sockets
+    are open. A check that fails on the database (a restart) closes nothing: the next one runs.
+    """
+
+    _watches: ClassVar[weakref.WeakKeyDictionary] = weakref.WeakKeyDictionary()
+
+    def __init__(self) -> None:
+        self.sockets: dict[RelayConsumer, tuple[str | None, Any]] = {}
+        self.task: asyncio.Task | None = None
+
+    @classmethod
+    def of_this_loop(cls) -> SessionWatch:
+        loop = asyncio.get_running_loop()
+        watch = cls._watches.get(loop)
+        if watch is None:
+            watch = cls._watches[loop] = cls()
+        return watch
+
+    def add(self, socket: RelayConsumer, session_key: str | None, user_pk: Any) -> None:
+        self.sockets[socket] = (session_key, user_pk)
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._run())
+
+    def discard(self, socket: RelayConsumer) -> None:
+        self.sockets.pop(socket, None)
+
+    async def _run(self) -> None:
+        while self.sockets:
             await asyncio.sleep(settings.GRIDACE_SOCKET_SESSION_CHECK_SECONDS)
+            watched = dict(self.sockets)
             try:
-                valid = await database_sync_to_async(session_still_valid)(session_key, user_pk)
+                valid = await database_sync_to_async(sessions_still_valid)(set(watched.values()))
             except DatabaseError:
-                # the database restarts (nobody can log out meanwhile): check again next period,
-                # instead of this task dying and the socket never being checked again
+                # the database restarts (nobody can log out meanwhile): check again next period
                 continue
-            if not valid:
-                if self.relay is not None:
-                    self.relay.cancel()
-                await self.close(code=SESSION_ENDED)
-                return
+            for socket, pair in watched.items():
+                if not valid.get(pair, False) and socket in self.sockets:
+                    self.discard(socket)
+                    await socket.session_ended()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django import forms
 
 from webapp.operations.services import K_RANGE, SPEED_RANGE
@@ -9,8 +12,14 @@ from webapp.validation import AsciiFloatField, AsciiIntegerField
 
 
 class SessionStartForm(forms.Form):
+    """``days``: the days the deployed policy's env offers (:func:`webapp.operations.selectors.session_days`),
+    listed by date, season and difficulty instead of an index to type; the session service still
+    refuses a day that does not exist."""
+
     label = forms.CharField(max_length=100, required=False)
-    scenario_index = AsciiIntegerField(initial=0, help_text="which episode of the env's chronics")
+    scenario_index = AsciiIntegerField(
+        initial=0, label="day", help_text="which episode of the env's chronics"
+    )
     seed = AsciiIntegerField(initial=0)
     k = AsciiIntegerField(
         min_value=K_RANGE[0],
@@ -23,3 +32,10 @@ class SessionStartForm(forms.Form):
         min_value=SPEED_RANGE[0], max_value=SPEED_RANGE[1], initial=2.0, label="seconds per step"
     )
     max_steps = AsciiIntegerField(initial=0, help_text="0: the whole scenario")
+
+    def __init__(self, *args: Any, days: Sequence[Any] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if days:
+            field = self.fields["scenario_index"]
+            field.widget = forms.Select(choices=[(day.index, day.words) for day in days])
+            field.help_text = "date · season · doing nothing's survival on that day (its difficulty) · split"

@@ -168,8 +168,18 @@ class LiveRecommendation(models.Model):
     explanation_status = models.CharField(
         max_length=16, choices=ExplanationStatus.choices, default=ExplanationStatus.NONE, blank=True
     )
-    explanation = models.TextField(blank=True)
+    explanation = models.TextField(blank=True, help_text="the language model's text, as it wrote it")
     explanation_model = models.CharField(max_length=200, blank=True)
+    explanation_facts = models.TextField(
+        blank=True,
+        help_text="the card's simulated figures in plain sentences (ace_core.recommend.explain.facts), "
+        "shown before the language model's text",
+    )
+    explanation_flags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="the figures the language model's text quotes that disagree with the simulation, in words",
+    )
     expired_because = models.CharField(max_length=500, blank=True)
 
     class Meta:

@@ -35,13 +35,26 @@ def session_get(*, pk: int) -> LiveSession | None:
 
 
 @cache
-def scenario_names(env_name: str) -> tuple[str, ...]:
-    """Names of the scenarios a session of ``env_name`` can play, by index (opens the env once per
-    process: 1-3 s)."""
+def _live_days(env_name: str) -> tuple[Any, ...]:
+    """The days of ``env_name`` without their difficulty (opens the env once per process: 1-3 s)."""
     from ace_core.grid.envs import make_env
-    from ace_core.live import live_scenarios
+    from ace_core.live.days import live_days
 
-    return tuple(s.name for s in live_scenarios(make_env(env_name)))
+    return tuple(live_days(make_env(env_name)))
+
+
+def scenario_names(env_name: str) -> tuple[str, ...]:
+    """Names of the scenarios a session of ``env_name`` can play, by index."""
+    return tuple(day.scenario.name for day in _live_days(env_name))
+
+
+def session_days(env_name: str) -> list[Any]:
+    """The days a session of ``env_name`` can play, by index (:class:`ace_core.live.days.Day`):
+    date, season, split, and doing nothing's survival where ``manage.py day_difficulty`` has
+    played it (read from its cache file at each call; never played here)."""
+    from ace_core.live.days import DifficultyCache
+
+    return DifficultyCache(env_name).days(list(_live_days(env_name)))
 
 
 def first_test_scenario(env_name: str) -> int:
@@ -139,7 +152,8 @@ def snapshot(*, session_id: int) -> tuple[dict[str, Any], int] | None:
 
 def steps_since(*, session_id: int, cursor: int, revision: int) -> tuple[list[dict[str, Any]], int, int]:
     """For pages without a channel layer between the worker and them: step messages after
-    ``cursor`` and a panel when the session changed otherwise. Returns (messages, cursor, revision)."""
+    ``cursor`` (the first with its cards and assessment whole, the next ones with what changed) and
+    a panel when the session changed otherwise. Returns (messages, cursor, revision)."""
     session = LiveSession.objects.filter(pk=session_id).first()
     if session is None:
         return [], cursor, revision
@@ -148,20 +162,20 @@ def steps_since(*, session_id: int, cursor: int, revision: int) -> tuple[list[di
     if rows:
         before = SessionStep.objects.filter(session=session, step=cursor).first()
         previous = before.state if before else None
+        changes = session_messages.StepChanges()
         for row in rows:
             recs = list(LiveRecommendation.objects.filter(session=session, step=row.step).order_by("rank"))
             alarms = list(Alarm.objects.filter(session=session, step=row.step))
             applied = Decision.objects.filter(session=session, applied_step=row.step).first()
-            out.append(
-                session_messages.step_message(
-                    session=session,
-                    row=row,
-                    previous_state=previous,
-                    recommendations=recs,
-                    alarms=alarms,
-                    applied=applied,
-                )
+            message = session_messages.step_message(
+                session=session,
+                row=row,
+                previous_state=previous,
+                recommendations=recs,
+                alarms=alarms,
+                applied=applied,
             )
+            out.append(changes.compact(message))
             previous = row.state
         cursor = rows[-1].step
     if session.revision != revision:

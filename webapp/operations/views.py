@@ -81,16 +81,34 @@ class SessionStartView(PermissionGate, View):
     permission_required = roles.START_SESSIONS
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        return self._page(request, SessionStartForm())
-
-    def _page(self, request: HttpRequest, form: SessionStartForm, status: int = 200) -> HttpResponse:
         deployment = deployment_current()
-        names = selectors.scenario_names(deployment.checkpoint.run.env) if deployment else ()
-        context = {"form": form, "deployment": deployment, "scenarios": list(enumerate(names))}
+        days = self._days(deployment)
+        return self._page(request, SessionStartForm(days=days), deployment, days)
+
+    @staticmethod
+    def _days(deployment: Any) -> list[Any]:
+        return selectors.session_days(deployment.checkpoint.run.env) if deployment else []
+
+    def _page(
+        self,
+        request: HttpRequest,
+        form: SessionStartForm,
+        deployment: Any,
+        days: list[Any],
+        status: int = 200,
+    ) -> HttpResponse:
+        context = {
+            "form": form,
+            "deployment": deployment,
+            "days": days,
+            "days_not_computed": sum(day.survived is None for day in days),
+        }
         return render(request, "operations/session_start.html", context, status=status)
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        form = SessionStartForm(request.POST)
+        deployment = deployment_current()
+        days = self._days(deployment)
+        form = SessionStartForm(request.POST, days=days)
         if form.is_valid():
             try:
                 session = services.session_start(user=request.user, **form.cleaned_data)
@@ -99,7 +117,7 @@ class SessionStartView(PermissionGate, View):
             else:
                 messages.success(request, f"live session {session.pk} started")
                 return HttpResponseRedirect(reverse("operations:console", args=[session.pk]))
-        return self._page(request, form, status=400)
+        return self._page(request, form, deployment, days, status=400)
 
 
 class ConsoleView(PermissionGate, View):

@@ -11,8 +11,10 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connection, connections
 
+from ace_core.live import apply_delta
 from tests.webapp.conftest import SOCKET_TIMEOUT, communicator, socket_headers
 from tests.webapp.operations.conftest import run_feed
+from webapp.live.session_messages import apply_changes
 from webapp.operations.errors import DecisionConflictError
 from webapp.operations.models import Decision, LiveRecommendation, RecommendationStatus
 from webapp.operations.services import explanation_request, recommendation_decide
@@ -87,13 +89,24 @@ async def test_the_console_socket_sends_a_snapshot_then_each_step(make_session, 
             steps.append(message)
     assert [m["step"] for m in steps] == [2, 3]
     assert all(m["kind"] == "step" and m["state"]["delta"] for m in steps)  # deltas, not full states
-    assert len(steps[0]["state"]["rho"]) == 20 and "bus" not in steps[0]["state"]
+    assert "bus" not in steps[0]["state"] and steps[0]["stepped_at"] > 0  # no bus moved
+    # merged into the snapshot as the console does: the state, the assessment, the cards
+    state, assessment = snapshot["state"], snapshot["assessment"]
+    cards = {r["id"]: r for r in snapshot["recommendations"]}
+    for step in steps:
+        state = apply_delta(state, step["state"])
+        assessment = apply_changes(assessment, step["assessment"])
+        cards = {
+            entry["id"]: apply_changes(cards.get(entry["id"]), {k: v for k, v in entry.items() if k != "id"})
+            for entry in step["recommendations"]
+        }
+    assert state["step"] == 3 and len(state["rho"]) == 20
     # the cards last: the latest step carries them, re-simulated, with the ids the snapshot had
-    latest = steps[-1]["recommendations"]
-    assert latest[0]["step"] == 3 and steps[0]["stepped_at"] > 0
-    assert {r["id"] for r in latest} & {r["id"] for r in snapshot["recommendations"]}
-    assert steps[0]["assessment"]["security"]["n1"]["status"]
-    assert steps[0]["assessment"]["forecast"]["kind"] == "perfect"
+    latest = list(cards.values())
+    assert latest[0]["step"] == 3 and latest[0]["figures"]["n1"]["worst"]["outage_name"]
+    assert set(cards) & {r["id"] for r in snapshot["recommendations"]}
+    assert assessment["security"]["n1"]["worst"]["outage_name"]
+    assert assessment["forecast"]["kind"] == "perfect"
     await socket.disconnect()
 
 
@@ -121,7 +134,8 @@ def tiny_llm(tmp_path_factory: pytest.TempPathFactory) -> str:
         from tests.ace_core.conftest import build_tiny_model
     except ImportError:
         from tests.ace_core.llm.conftest import build_tiny_model
-    return str(build_tiny_model(tmp_path_factory.mktemp("explain-llm")))
+    # room for the card's simulated facts, which the prompt carries
+    return str(build_tiny_model(tmp_path_factory.mktemp("explain-llm"), max_positions=2048))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -143,3 +157,4 @@ def test_explain_runs_off_the_fast_path_and_names_the_model(make_session, operat
     rec.refresh_from_db()
     assert rec.explanation_status == "ready", rec.explanation
     assert rec.explanation_model and rec.explanation_model in tiny_llm
+    assert rec.explanation_facts.startswith(f"At step {rec.step}: Simulated one step ahead")

@@ -3,7 +3,7 @@ name is importable from here, whichever module holds it.
 
 ``sessions``      start a session, control it (pause, resume, step, speed, stop)
 ``decisions``     operators' decisions on the current step, alarm acknowledgements
-``explanations``  LLM explanations of recommendations, asked and recorded
+``explanations``  explanations of recommendations: the simulated facts, an LLM's text checked against them
 ``figures``       the simulated figures an operator saw when deciding (kept with the decision)
 ``feed``          what the live feed's worker writes: claims, heartbeats, each recorded step
 ``common``        what every write shares: the locked session row, change notices to consoles

@@ -1,6 +1,7 @@
 """An LLM explanation of a recommendation, as the ``explain_recommendation`` task runs it inside
 ``db_worker --queue-name explain``: kept off the feed's fast path so a recommendation never waits
-for a language model.
+for a language model. The model is given the card's simulated facts, and what it writes is
+recorded beside them, its figures checked against the simulation's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.conf import settings
 from ace_core.live import explain_messages
 from webapp.operations.models import LiveRecommendation, SessionStep
 from webapp.operations.services import explanation_record
+from webapp.operations.services.explanations import recommendation_card, recommendation_facts
 
 logger = logging.getLogger(__name__)
 
@@ -45,15 +47,22 @@ def explain_backend() -> Any:
 
 
 def explain(*, recommendation_id: int) -> dict[str, Any]:
-    """Ask the LLM about the recommendation and record its answer (or why it failed); returns the
-    task's result."""
-    rec = LiveRecommendation.objects.get(pk=recommendation_id)
+    """Ask the LLM about the recommendation and record its answer (or why it failed) with the facts
+    it was given; returns the task's result."""
+    rec = LiveRecommendation.objects.select_related("session").get(pk=recommendation_id)
     row = SessionStep.objects.filter(session_id=rec.session_id, step=rec.step).first()
-    card = {"description": rec.description, "source": rec.source, "max_rho_after": rec.max_rho_after}
+    # the card as it is now: the model is told its facts, and its figures are checked against them
+    card = recommendation_card(rec)
+    prompt_card = {
+        "description": rec.description,
+        "source": rec.source,
+        "max_rho_after": rec.max_rho_after,
+        "facts": recommendation_facts(rec, card),
+    }
     try:
         backend = explain_backend()
         text = backend.chat(
-            explain_messages(state_text=row.text if row else "", card=card),
+            explain_messages(state_text=row.text if row else "", card=prompt_card),
             max_new_tokens=settings.GRIDACE_EXPLAIN_MAX_TOKENS,
         )
         model = backend.name
@@ -64,9 +73,13 @@ def explain(*, recommendation_id: int) -> dict[str, Any]:
             text=f"{type(error).__name__}: {error}",
             model="",
             failed=True,
+            card=card,
         )
         return {"recommendation": recommendation_id, "failed": True}
     explanation_record(
-        recommendation_id=recommendation_id, text=text or "(the model gave no answer)", model=model
+        recommendation_id=recommendation_id,
+        text=text or "(the model gave no answer)",
+        model=model,
+        card=card,
     )
     return {"recommendation": recommendation_id, "model": model}

@@ -6,7 +6,7 @@ feed rebuilds its grid by replaying the recorded actions (so a restarted worker 
 last persisted step), then loops: heartbeat; wait for the next tick (or a single step while
 paused); close the step to decisions and take the accepted action; step the grid; run the
 recommendation pipeline (its cards and the step's assessment); record everything in one transaction; send the step message once,
-pre-encoded, to the session's group.
+pre-encoded, to the session's group, with only what changed since the previous step.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ace_core.live import (
     security_alarms,
 )
 from webapp.live.broadcast import BackgroundPublisher
-from webapp.live.session_messages import group_name
+from webapp.live.session_messages import StepChanges, group_name
 from webapp.operations import selectors, services
 from webapp.operations.errors import LostOwnershipError
 from webapp.operations.models import SessionStatus
@@ -54,6 +54,8 @@ class SessionFeed:
         self.n1_baseline: dict[str, Any] | None = None
         """the N-1 of the session's first step: alarms fire when N-1 gets worse than it"""
         """the last recorded step's assessment (security alarms are raised when it worsens)"""
+        self.changes = StepChanges()
+        """what the consoles have of the cards and assessment: each step sends what changed"""
 
     def _send(self, message: dict[str, Any]) -> None:
         if self.publisher is not None:
@@ -149,7 +151,12 @@ class SessionFeed:
         self, grid: LiveGrid, result: Any, decision: Any, refusal: str, previous: dict | None
     ) -> None:
         alarms = alarms_between(
-            previous, result.state, done=result.done, finished=result.finished, reason=result.reason
+            previous,
+            result.state,
+            done=result.done,
+            finished=result.finished,
+            reason=result.reason,
+            names=grid.space.names,
         )
         if result.assessment:
             if self.n1_baseline is None:
@@ -169,7 +176,7 @@ class SessionFeed:
         )
         if "total_ms" in result.timings:
             self.recommend_ms.append(result.timings["total_ms"])
-        self._send(message)
+        self._send(self.changes.compact(message))
 
 
 class FeedWorker:
