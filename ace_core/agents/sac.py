@@ -77,7 +77,8 @@ class CheckedSacAgent(SacAgent):
     on with that expert's search (the candidates already simulated are not simulated again), and
     the best of everything simulated by the expert's order is played. With a ``reverter``, calm
     steps are the expert's: back to the reference topology when it is safe. With ``critic_order``
-    the policy's candidates are tried in the order its critics value them."""
+    the policy's candidates are tried in the order its critics value them; with ``policy_first``
+    the policy's own choice is tried before reconnect-or-nothing."""
 
     def __init__(
         self,
@@ -91,10 +92,12 @@ class CheckedSacAgent(SacAgent):
         expert: Expert | None = None,
         reverter: Expert | None = None,
         critic_order: bool = False,
+        policy_first: bool = False,
     ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
         self.critic_order = critic_order
+        self.policy_first = policy_first
         self.stop = stop
         self.expert = expert
         self.reverter = reverter
@@ -116,6 +119,8 @@ class CheckedSacAgent(SacAgent):
         if self.critic_order and len(candidates) > 2:
             values = self.sac.critic_values(features, candidates[1:])
             candidates = [default] + [candidates[1 + i] for i in np.argsort(-values, kind="stable")]
+        if self.policy_first and len(candidates) > 1:
+            candidates = [candidates[1], candidates[0], *candidates[2:]]
         if self.stop is None:
             self.stats["simulate_calls"] += len(candidates)
             action = best_simulated(obs, self.space, self.action_space, candidates)[0]

@@ -34,6 +34,9 @@ names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
 - ``...:critic``: the policy's candidates are simulated in the order its critics value them
   (``min(Q1, Q2)``, as ``sac-critic`` plays) instead of the policy's, so that with a stop the
   first safe one may come sooner;
+- ``...:policy`` (with a stop): the policy's own choice is simulated first, before
+  reconnect-or-nothing, so that a preventive move the policy makes is played whenever it is
+  safe, rather than doing nothing whenever doing nothing is;
 - ``...:revert`` (with or without a stop): on calm steps, a split substation goes back to the
   reference topology when that keeps max rho below the expert's ``safe`` (the expert's step 4),
   which the policy, taught only on stressed steps, never does.
@@ -70,14 +73,14 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic][:policy]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
 """the kinds that play a trained policy (``KIND:RUN_DIR...``)"""
 DEFAULT_K = {"sac-critic": 1, "sac-checked": DEFAULT_CHECKED_K}
 """K when a spec gives none"""
-CHECKED_FLAGS = ("expert", "revert", "critic")
+CHECKED_FLAGS = ("expert", "revert", "critic", "policy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +107,8 @@ class AgentSpec:
     """sac-checked: a split substation goes back to the reference topology on calm steps"""
     critic: bool = False
     """sac-checked: candidates in the order the critics value them"""
+    policy: bool = False
+    """sac-checked: the policy's own choice simulated first, before reconnect-or-nothing"""
 
     def __post_init__(self) -> None:
         check_spec(self)
@@ -223,7 +228,7 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic]`` (its act=R
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic][:policy]`` (its act=R
     already split off: ``act``)."""
     path, stop, flags = argument, None, set()
     head, _, tail = path.rpartition(":")
@@ -284,4 +289,5 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
         expert if spec.expert else None,
         expert if spec.revert else None,
         spec.critic,
+        spec.policy,
     )
