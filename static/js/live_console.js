@@ -507,6 +507,13 @@
     return fits ? current : null;
   }
   function onMessage(message) {
+    // a panel older than what the page shows (built before a step that reached the page first:
+    // the web process and the feed worker publish independently) would undo newer figures
+    var revision = message.session ? message.session.revision : null;
+    if (message.kind === "panel" && revision !== null && view.revision !== undefined && revision < view.revision) { return; }
+    if (revision !== null && (message.kind === "snapshot" || view.revision === undefined || revision > view.revision)) {
+      view.revision = revision;
+    }
     if (message.kind === "snapshot") {
       view.layout = message.layout;
       view.state = message.state;
