@@ -78,7 +78,10 @@ class CheckedSacAgent(SacAgent):
     the best of everything simulated by the expert's order is played. With a ``reverter``, calm
     steps are the expert's: back to the reference topology when it is safe. With ``critic_order``
     the policy's candidates are tried in the order its critics value them; with ``policy_first``
-    the policy's own choice is tried before reconnect-or-nothing."""
+    the policy's own choice is tried before reconnect-or-nothing; with ``steady``, while a line
+    stays overloaded, the substation changed at the previous step is not changed again (no
+    flip-flop between two splits, each best one step ahead, while the overload runs out its
+    overflow allowance)."""
 
     def __init__(
         self,
@@ -93,21 +96,41 @@ class CheckedSacAgent(SacAgent):
         reverter: Expert | None = None,
         critic_order: bool = False,
         policy_first: bool = False,
+        steady: bool = False,
     ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
         self.critic_order = critic_order
         self.policy_first = policy_first
+        self.steady = steady
+        self.last_substation: int | None = None
+        """the substation the previous step's action changed (None: no topology change)"""
         self.stop = stop
         self.expert = expert
         self.reverter = reverter
         self.stats["expert_steps"] = 0  # stressed steps handed to the expert (fallback)
 
     def reset(self, obs) -> None:
+        self.last_substation = None
         if self.expert is not None:
             self.expert.played.clear()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:
+        action = self._choose(obs)
+        self.last_substation = self._substation(action)
+        return action
+
+    def _substation(self, index: int) -> int | None:
+        return int(self.space.bits_of(index)[0]) if index > self.space.n_line else None
+
+    def _held(self, obs) -> int | None:
+        """With ``steady``: the substation not to change again now (changed at the previous step,
+        and a line still overloaded)."""
+        if self.steady and self.last_substation is not None and obs.rho.max() >= 1.0:
+            return self.last_substation
+        return None
+
+    def _choose(self, obs) -> int:
         default = reconnect_or_nothing(obs)
         if obs.rho.max() < self.rho_threshold:
             if self.reverter is None:
@@ -121,6 +144,9 @@ class CheckedSacAgent(SacAgent):
             candidates = [default] + [candidates[1 + i] for i in np.argsort(-values, kind="stable")]
         if self.policy_first and len(candidates) > 1:
             candidates = [candidates[1], candidates[0], *candidates[2:]]
+        held = self._held(obs)
+        if held is not None:
+            candidates = [c for c in candidates if self._substation(c) != held]
         if self.stop is None:
             self.stats["simulate_calls"] += len(candidates)
             action = best_simulated(obs, self.space, self.action_space, candidates)[0]
@@ -128,7 +154,9 @@ class CheckedSacAgent(SacAgent):
             tried = self.first_safe(obs, candidates)
             action = min(tried, key=tried.get)  # dicts keep order: the earlier candidate wins ties
             if self.expert is not None and tried[action] >= self.stop:
-                action = self.expert_search(obs, tried)
+                searched = self.expert_search(obs, tried)
+                if held is None or self._substation(searched) != held:
+                    action = searched
         self.count_decision(True, action)
         return action
 

@@ -37,6 +37,9 @@ names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
 - ``...:policy`` (with a stop): the policy's own choice is simulated first, before
   reconnect-or-nothing, so that a preventive move the policy makes is played whenever it is
   safe, rather than doing nothing whenever doing nothing is;
+- ``...:steady``: while a line stays overloaded, the substation the previous step changed is not
+  changed again (the expert's pick too): no flip-flop between two splits that are each best one
+  step ahead while the overload runs out its allowance;
 - ``...:revert`` (with or without a stop): on calm steps, a split substation goes back to the
   reference topology when that keeps max rho below the expert's ``safe`` (the expert's step 4),
   which the policy, taught only on stressed steps, never does.
@@ -73,14 +76,14 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic][:policy]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic][:policy][:steady]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
 """the kinds that play a trained policy (``KIND:RUN_DIR...``)"""
 DEFAULT_K = {"sac-critic": 1, "sac-checked": DEFAULT_CHECKED_K}
 """K when a spec gives none"""
-CHECKED_FLAGS = ("expert", "revert", "critic", "policy")
+CHECKED_FLAGS = ("expert", "revert", "critic", "policy", "steady")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +112,8 @@ class AgentSpec:
     """sac-checked: candidates in the order the critics value them"""
     policy: bool = False
     """sac-checked: the policy's own choice simulated first, before reconnect-or-nothing"""
+    steady: bool = False
+    """sac-checked: no change again, while a line stays overloaded, to the substation just changed"""
 
     def __post_init__(self) -> None:
         check_spec(self)
@@ -228,7 +233,7 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic][:policy]`` (its act=R
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic][:policy][:steady]`` (its act=R
     already split off: ``act``)."""
     path, stop, flags = argument, None, set()
     head, _, tail = path.rpartition(":")
@@ -290,4 +295,5 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
         expert if spec.revert else None,
         spec.critic,
         spec.policy,
+        spec.steady,
     )

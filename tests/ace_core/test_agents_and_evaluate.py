@@ -276,3 +276,33 @@ def test_a_policy_can_be_told_to_act_from_another_max_rho(sandbox, sandbox_run):
     for bad in ("act=high", "act=0", "act=0.9:act=1.0"):
         with pytest.raises(AgentSpecError, match="one act=R with R a positive max rho"):
             load_agent(f"sac:{sandbox_run}:{bad}", sandbox)
+
+
+def test_a_steady_check_does_not_change_again_the_substation_it_just_changed(tmp_path):
+    """``:steady``: while a line stays overloaded, the substation changed at the previous step is
+    left as it is, whatever its candidates and the expert's search find there."""
+    from ace_core.grid.action_space import build_action_space
+    from ace_core.grid.envs import make_env
+    from ace_core.live import untrained_policy
+
+    env = make_env("rte_case14_realistic")
+    space = build_action_space(env)
+    policy = untrained_policy("rte_case14_realistic", tmp_path / "checkpoint.pt", hidden=32)
+    plain = load_agent(f"sac-checked:{policy}:10:stop=0.95:expert", env, space)
+    steady = load_agent(f"sac-checked:{policy}:10:stop=0.95:expert:steady", env, space)
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    env.fast_forward_chronics(785)  # doing nothing ends this day at step 798: overloads
+    obs, noop, checked = env.get_obs(), env.action_space({}), 0
+    while checked < 3 and not obs.simulate(noop)[2]:
+        if obs.rho.max() >= 1.0:
+            chosen = plain.choose(obs)
+            if chosen > space.n_line:
+                held = int(space.bits_of(chosen)[0])
+                steady.last_substation = held
+                other = steady.choose(obs)
+                assert other <= space.n_line or int(space.bits_of(other)[0]) != held
+                checked += 1
+        obs, _, done, _ = env.step(noop)
+        if done:
+            break
+    assert checked, "no overloaded step where the check changed a substation"

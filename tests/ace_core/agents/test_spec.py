@@ -82,6 +82,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:10:stop=1.0:expert",
         "sac-checked:runs/a:3:stop=0.95:expert:revert:critic",
         "sac-checked:runs/a:50:stop=0.95:expert:policy",
+        "sac-checked:runs/a:50:stop=0.95:expert:steady",
         "sac-checked:runs/a:revert",
     ],
 )
