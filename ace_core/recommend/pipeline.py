@@ -31,7 +31,6 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from grid2op.Exceptions import Grid2OpException
 
 from ace_core.errors import ConfigError
 from ace_core.grid.action_space import ActionSpace
@@ -46,13 +45,14 @@ from ace_core.grid.forecasts import (
     check_horizon,
     forecast_kind,
 )
-from ace_core.grid.lookahead import ForecastSeries, LookAhead, look_ahead, skipped_look_ahead
+from ace_core.grid.lookahead import ForecastSeries, skipped_look_ahead
 from ace_core.grid.outcome import failure, outcome_of
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
-from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet, StateSecurity
+from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet
 from ace_core.recommend.pairs import POOL, pair_proposals, pairs_needed
 from ace_core.recommend.ranking import rank, rejection
+from ace_core.recommend.stages import looked_ahead, solver_ms, solver_seconds, state_security
 from ace_core.rl.sac import SAC
 
 # ----------------------------------------------------------------------------- the pipeline
@@ -152,7 +152,7 @@ class RecommendationPipeline:
         carried = {i: s for i, s in (carried or {}).items() if 0 < i < self.space.n}
         proposals, n_proposed, timings["policy_ms"] = self._propose(obs, carried)
         forecast, notes = self._forecast(obs)
-        solver_before = _solver_seconds(obs)
+        solver_before = solver_seconds(obs)
 
         simulated_at = time.perf_counter()
         actions = [self.space.to_grid2op(p.action_index, self.g2op_space) for p in proposals]
@@ -164,7 +164,7 @@ class RecommendationPipeline:
         looked_at = time.perf_counter()
         candidates = self._look_ahead_best(obs, forecast, candidates, grids, extra=len(carried))
         timings["look_ahead_ms"] = (time.perf_counter() - looked_at) * 1000
-        timings["solver_ms"] = _solver_ms(obs, solver_before, candidates)
+        timings["solver_ms"] = solver_ms(obs, solver_before, candidates)
 
         reference, others = candidates[0], candidates[1:]
         recommendations, rejected = rank(others, reference)
@@ -179,7 +179,7 @@ class RecommendationPipeline:
             reference=reference,
             recommendations=recommendations,
             rejected=rejected,
-            security=_security(state_n1, reference),
+            security=state_security(state_n1, reference),
             forecast=forecast.to_json(),
             timings_ms=timings,
             notes=notes,
@@ -342,7 +342,7 @@ class RecommendationPipeline:
             if action is None:
                 action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
             start = grids.get(candidate.action_index)
-            looked.append(replace(candidate, look_ahead=_looked_ahead(obs, action, series, forecast, start)))
+            looked.append(replace(candidate, look_ahead=looked_ahead(obs, action, series, forecast, start)))
         return looked
 
     # ----- 5. pairs, when no single move is safe -----
@@ -386,40 +386,3 @@ class RecommendationPipeline:
             ]
         check_horizon(self.config.horizon, available)
         return ForecastInfo(self.kind, self.config.horizon), []
-
-
-def _looked_ahead(obs, action, series: ForecastSeries, forecast: ForecastInfo, start) -> LookAhead:
-    try:
-        return look_ahead(obs, action, series, forecast, start)
-    except (Grid2OpException, RuntimeError, ValueError) as exc:
-        # a grid the simulator cannot step: say so, keep the feed running
-        reason = f"the simulator failed: {str(exc).splitlines()[0][:200]}"
-        return skipped_look_ahead(forecast, reason)
-
-
-def _solver_seconds(obs) -> float:
-    """LightSim2Grid's cumulated solver time in grid2op's simulator (``comp_time``)."""
-    return float(getattr(obs._obs_env.backend, "comp_time", 0.0))
-
-
-def _solver_ms(obs, solver_before: float, candidates: list[Candidate]) -> float:
-    """LightSim2Grid's own time in every power flow of a run (simulator, N-1, time series)."""
-    simulator = max(_solver_seconds(obs) - solver_before, 0.0) * 1000
-    n1 = sum(c.n1.solver_ms for c in candidates if c.n1 is not None)
-    series = sum(c.look_ahead.solver_ms for c in candidates if c.look_ahead is not None)
-    return simulator + n1 + series
-
-
-def _security(n1: N1Screen | None, reference: Candidate) -> StateSecurity:
-    """The current grid's N-1 status and doing nothing's look-ahead, with alarms in words."""
-    alarms = []
-    if n1 is not None and not n1.secure and n1.worst is not None:
-        worst = n1.worst
-        alarms.append(
-            f"not N-1 secure: losing {worst.line_name} overloads {worst.worst_line_name} "
-            f"({worst.max_rho:.1%}); {n1.n_overloading} outage(s) overload a line"
-        )
-    la = reference.look_ahead
-    if la is not None and not la.skipped and (la.first_overload_step or la.game_over_step):
-        alarms.append(f"doing nothing: {la.status}")
-    return StateSecurity(n1, la, tuple(alarms))
