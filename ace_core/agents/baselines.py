@@ -8,6 +8,7 @@ from grid2op.Agent import BaseAgent
 
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import reconnect_or_nothing
+from ace_core.grid.flex.moves import STEP_HOURS, state_cost
 
 
 class TimedAgent(BaseAgent):
@@ -27,6 +28,8 @@ class TimedAgent(BaseAgent):
             "decisions": 0,
             "real_actions": 0,
             "folded_noops": 0,
+            "flex_mwh": 0.0,
+            "flex_euros": 0.0,
         }
 
     @property
@@ -46,12 +49,21 @@ class TimedAgent(BaseAgent):
     def act(self, observation, reward, done=False):
         start = time.perf_counter()
         self.stats["steps"] += 1
+        self._count_cost(observation)
         index = self.choose(observation)
         self.decision_seconds.append(time.perf_counter() - start)
         return self.space.to_grid2op(index, self.action_space)
 
     def choose(self, obs) -> int:
         raise NotImplementedError
+
+    def _count_cost(self, obs) -> None:
+        """The continuous moves in force over the step that led to ``obs`` (redispatch, curtailment,
+        storage; :func:`~ace_core.grid.flex.moves.state_cost`), in MWh and euros."""
+        cost = state_cost(obs)
+        if cost.mw:
+            self.stats["flex_mwh"] += cost.mw * STEP_HOURS
+            self.stats["flex_euros"] += cost.euros_per_hour * STEP_HOURS
 
 
 class DoNothing(TimedAgent):

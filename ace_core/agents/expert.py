@@ -32,17 +32,27 @@ At each step:
    re-simulation among the simulations.
 4. **Calm** (max rho < ``safe``) with a split substation: simulate putting each split substation
    back to the reference topology and play the best one if its simulated max rho stays below
-   ``safe``; otherwise the default.
+   ``safe``; otherwise the default. With ``flex``, first: when continuous moves are in force
+   (redispatch, curtailment, storage), release them as far as one step allows
+   (:func:`~ace_core.grid.flex.proposals.release_move`) if the grid stays below ``safe``.
+5. **Beyond topology** (``flex=K``, off by default): when the pick of step 3 does not bring the
+   simulated max rho under ``threshold``, up to K continuous moves are proposed from the most
+   loaded line's transfer factors (:mod:`ace_core.grid.flex`: redispatch pairs, curtailment,
+   storage) and each is simulated alone (with the default) and with the pick: 1 + up to 2K
+   simulations. The lowest simulated max rho wins, then the lowest cost per hour
+   (:func:`~ace_core.grid.flex.moves.move_cost`); it is played only if it strictly lowers the
+   pick's max rho (to 1e-3). A move stays in force until released (grid2op keeps redispatch and
+   curtailment).
 
 Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
 ``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
-``greedy:n1=4``.
+``greedy:n1=4`` or ``greedy:flex=8``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -52,8 +62,11 @@ from ace_core.grid import candidates as cand
 from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.contingency import N1Screen, screen_actions
+from ace_core.grid.flex.moves import FlexMove, move_cost
+from ace_core.grid.flex.proposals import release_move, relief_moves
+from ace_core.grid.flex.sensitivity import sensitivities
 from ace_core.grid.outcome import max_rho_after
-from ace_core.grid.simulate import Simulated, simulate_many
+from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 
 
 @dataclass
@@ -67,6 +80,14 @@ class Search:
     stressed: bool
     screened: int = 0
     """contingency analyses run to pick the action (``n1``), each after a re-simulation"""
+    move: FlexMove | None = None
+    """the continuous move played with ``action`` (``flex``), if any"""
+    flexed: int = 0
+    """simulations spent on continuous moves (``flex``)"""
+
+    @property
+    def simulations(self) -> int:
+        return len(self.candidates) + self.screened + self.flexed
 
 
 def max_rho(outcome: Simulated) -> float:
@@ -164,9 +185,18 @@ class Expert:
             indices = [*known, *fresh]
             scores = [*known.values(), *self.evaluate(obs, fresh)]
             action, screened = self.best_n1(obs, indices, scores)
-            if action >= self.space.first_topology:
-                self.played[action] += 1
-            return Search(action, indices, scores, True, screened)
+            search = Search(action, indices, scores, True, screened)
+            if self.config.flex:
+                search = self.beyond_topology(obs, search, default)
+            if search.action >= self.space.first_topology:
+                self.played[search.action] += 1
+            return search
+        if self.config.flex and obs.rho.max() < self.config.safe:
+            release = release_move(obs)
+            if release is not None:
+                rho = self._simulate_with(obs, default, release)
+                if rho < self.config.safe:
+                    return Search(default, [], [], False, move=release, flexed=1)
         if default == 0 and obs.rho.max() < self.config.safe:
             revert = cand.reference_topologies(obs, self.space)
             if revert:
@@ -176,6 +206,36 @@ class Expert:
                     return Search(best, revert, scores, False)
                 return Search(0, revert, scores, False)
         return Search(default, [], [], False)
+
+    def beyond_topology(self, obs, search: Search, default: int) -> Search:
+        """Step 5 of the module docstring: ``search`` with a continuous move when one helps."""
+        picked = search.max_rho[search.candidates.index(search.action)]
+        if picked < self.config.threshold:
+            return search
+        sens = sensitivities(obs, self.g2op_space)
+        moves = (
+            []
+            if sens is None
+            else relief_moves(obs, sens, count=self.config.flex, target=self.config.threshold)
+        )
+        tops = list(dict.fromkeys([default, search.action]))
+        tried = [(top, move) for move in moves for top in tops]
+        rhos = [self._simulate_with(obs, top, move) for top, move in tried]
+        spent = 1 + len(tried)  # the sensitivities' own simulation of doing nothing
+        if not tried:
+            return replace(search, flexed=spent)
+        best = min(
+            range(len(tried)),
+            key=lambda k: (round(rhos[k], 3), move_cost(obs, tried[k][1]).euros_per_hour),
+        )
+        if not round(rhos[best], 3) < round(picked, 3):
+            return replace(search, flexed=spent)
+        top, move = tried[best]
+        return replace(search, action=top, move=move, flexed=spent)
+
+    def _simulate_with(self, obs, index: int, move: FlexMove) -> float:
+        action = self.space.to_grid2op(index, self.g2op_space) + move.to_grid2op(self.g2op_space)
+        return max_rho(simulate_rho(obs, action))
 
     def _changes(self, obs, index: int) -> int:
         """Elements an action moves to another bus (0 for do-nothing, 1 for a reconnection)."""

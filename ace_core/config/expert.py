@@ -27,6 +27,10 @@ class ExpertConfig:
     """the expert's own most played topologies simulated first (0: off)"""
     n1: int = 0
     """the best K candidates are re-ranked by their worst single-line outage (0: off; see step 3)"""
+    flex: int = 0
+    """continuous moves (redispatch, curtailment, storage) tried when no topology clears the
+    threshold, each alone and with the best topology: at most 2 x this many simulations (0: off;
+    see step 5)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -38,7 +42,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1",)
+_ADDED_LATER = ("n1", "flex")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -67,8 +71,8 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         except ValueError:
             raise AgentSpecError(f"greedy setting {key}={raw!r} must be a {types[key]}") from None
     config = ExpertConfig(**values)
-    if config.budget < 1 or config.lines < 1 or config.learned < 0 or config.n1 < 0:
+    if config.budget < 1 or config.lines < 1 or config.learned < 0 or config.n1 < 0 or config.flex < 0:
         raise AgentSpecError(
-            f"greedy budget and lines must be positive and learned and n1 >= 0, got {argument!r}"
+            f"greedy budget and lines must be positive and learned, n1 and flex >= 0, got {argument!r}"
         )
     return config

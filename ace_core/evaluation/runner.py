@@ -37,6 +37,9 @@ from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, scenarios
 from ace_core.imitation.ray_mining import check_ray_address
 
+STEPS_PER_DAY = 288
+"""5-minute steps in a day"""
+
 REPORT_NAME = "report.json"
 
 
@@ -162,5 +165,8 @@ def _report(
         # decisions that changed the grid; a no-op in disguise is played as do-nothing
         "real_action_share": stats["real_actions"] / max(stats["decisions"], 1),
         "folded_noops": int(stats["folded_noops"]),
+        # redispatch, curtailment and storage in force, per day of 288 steps (ace_core.grid.flex.moves)
+        "flex_mwh_per_day": stats.get("flex_mwh", 0.0) * STEPS_PER_DAY / max(stats["steps"], 1),
+        "cost_per_day": stats.get("flex_euros", 0.0) * STEPS_PER_DAY / max(stats["steps"], 1),
         "seconds": time.perf_counter() - started,
     }

@@ -137,7 +137,8 @@ def _markdown(
         "",
         f"{episodes} {settings['split']} scenarios of {settings['episode_length']} steps, grid seeds "
         f"{settings['seeds']}. Each cell: survival (mean +- std of the fraction of each episode "
-        "survived; over runs for a row over several runs) and simulations per step.",
+        "survived; over runs for a row over several runs), simulations per step and, where the "
+        "agent redispatches, curtails or uses storage, that cost in euros per day played.",
         "",
         "| stress | " + " | ".join(agents) + " |",
         "|---|" + "---|" * len(agents),
@@ -145,7 +146,8 @@ def _markdown(
     for row in played:
         by_agent = {cell["agent"]: cell for cell in cells if cell["row"] == row.name}
         shown = [
-            f"{c['survival_mean']:.3f} +- {c['survival_std']:.3f} ({c['simulate_calls_per_step']:.1f} sims)"
+            f"{c['survival_mean']:.3f} +- {c['survival_std']:.3f} ({c['simulate_calls_per_step']:.1f} sims"
+            + (f", {c['cost_per_day']:,.0f} EUR/day)" if c.get("cost_per_day") else ")")
             for c in (by_agent[a] for a in agents)
         ]
         lines.append(f"| {row.name}: {row.title} | " + " | ".join(shown) + " |")

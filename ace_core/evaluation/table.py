@@ -51,6 +51,7 @@ COLUMNS = (
     "real_action_share",
     "decision_ms_p95",
     "attacks",
+    "cost_per_day",
 )
 # the settings a report must share with the table to be reused
 SETTINGS = ("env", "split", "seeds", "nb_episode", "opponent", "episode_length", "demand_scale")
@@ -227,6 +228,7 @@ def _row(name: str, reports: list[dict]) -> dict:
         "real_action_share": statistics.mean(r["real_action_share"] for r in reports),
         "decision_ms_p95": statistics.mean(r["decision_ms_p95"] for r in reports),
         "attacks": statistics.mean(r.get("attacks", 0) for r in reports),
+        "cost_per_day": statistics.mean(r.get("cost_per_day", 0.0) for r in reports),
     }
 
 
@@ -246,18 +248,19 @@ def _markdown(rows: list[dict], wanted: dict, command: str) -> list[str]:
         f"({wanted['episode_length'] / 288:g} day(s)), grid seeds {wanted['seeds']}, opponent "
         f"`{wanted['opponent']}`, demand x{wanted['demand_scale']:g}. Survival: mean +- std of the fraction of each episode survived; for "
         "a row over several runs, mean +- std over the runs of each run's mean. Decisions and "
-        "attacks: per run.",
+        "attacks: per run. Cost: redispatch, curtailment and storage in force, euros per day played "
+        "(prices in `ace_core/grid/flex/moves.py`).",
         "",
         "| agent | survival | fully survived | reward | sims / step | decisions | real action share "
-        "| decision ms p95 | attacks |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| decision ms p95 | attacks | cost / day |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['agent']} | {r['survival_mean']:.3f} +- {r['survival_std']:.3f} | "
             f"{r['fully_survived']}/{r['episodes']} | {r['reward_mean']:.1f} | "
             f"{r['simulate_calls_per_step']:.1f} | {r['decisions']:.0f} | {r['real_action_share']:.2f} | "
-            f"{r['decision_ms_p95']:.1f} | {r['attacks']:.0f} |"
+            f"{r['decision_ms_p95']:.1f} | {r['attacks']:.0f} | {r['cost_per_day']:,.0f} EUR |"
         )
     lines += ["", "Command:", "", "```", command or "python -m ace_core experiment table ...", "```"]
     return lines

@@ -1,0 +1,156 @@
+"""The continuous moves worth simulating: relief for an overloaded line, and a release when calm.
+
+:func:`relief_moves` reads the state's most loaded line (its flow's direction and the MW above the
+``target`` loading) and, from the transfer factors of :mod:`~ace_core.grid.flex.sensitivity`,
+ranks by the MW of flow each can take off that line within one step's limits:
+
+- **redispatch pairs**: one redispatchable generator up, another down by the same MW (balanced, so
+  grid2op has nothing to spread), limited by both ramps and by Pmax and Pmin;
+- **curtailment** of a renewable generator whose output loads the line (made up by the
+  redispatchable generators);
+- **storage**: charging or discharging a unit, within its power and its energy for one step.
+
+The first proposal combines the best pairs (distinct generators, until the MW above the target is
+covered); then come the single moves, best first, ``count`` in all. Each is checked against the
+limits of :mod:`~ace_core.grid.flex.moves` (so none is refused) and judged by simulation by its
+caller.
+
+:func:`release_move` undoes what is no longer needed: the redispatch brought back towards zero
+within each ramp, curtailment lifted, storage idle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ace_core.grid.flex.moves import STEP_HOURS, FlexMove, refusal
+from ace_core.grid.flex.sensitivity import Sensitivities
+
+MIN_MW = 0.5
+"""smaller moves are not proposed (their relief is within the DC model's error)"""
+
+
+@dataclass(frozen=True)
+class Relief:
+    move: FlexMove
+    mw_off: float
+    """MW of flow the DC model takes off the line"""
+
+
+def relief_moves(obs, sens: Sensitivities, *, count: int = 8, target: float = 0.95) -> list[FlexMove]:
+    """Up to ``count`` moves that take flow off ``obs``'s most loaded line, best first."""
+    line = int(np.argmax(obs.rho))
+    rho = float(obs.rho[line])
+    if count < 1 or rho < target or rho <= 0:
+        return []
+    direction = 1.0 if obs.p_or[line] >= 0 else -1.0
+    needed = abs(float(obs.p_or[line])) * (1 - target / rho)
+    pairs = _pairs(obs, sens, line, direction, needed)
+    singles = [
+        *pairs,
+        *_curtailments(obs, sens, line, direction, needed),
+        *_storage(obs, sens, line, direction, needed),
+    ]
+    singles.sort(key=lambda r: -r.mw_off)
+    combined = _combine(pairs, needed)
+    moves = ([combined] if combined else []) + [r.move for r in singles]
+    unique = list(dict.fromkeys(m for m in moves if not refusal(obs, m)))
+    return unique[:count]
+
+
+def up_margin(obs, gen: int) -> float:
+    return max(0.0, min(float(obs.gen_max_ramp_up[gen]), float(obs.gen_pmax[gen] - obs.gen_p[gen])))
+
+
+def down_margin(obs, gen: int) -> float:
+    return max(0.0, min(float(obs.gen_max_ramp_down[gen]), float(obs.gen_p[gen] - obs.gen_pmin[gen])))
+
+
+def _pairs(obs, sens: Sensitivities, line: int, direction: float, needed: float) -> list[Relief]:
+    gens = [g for g in np.flatnonzero(obs.gen_redispatchable) if obs.gen_p[g] > 0 or obs.gen_pmin[g] == 0]
+    out = []
+    for up in gens:
+        for down in gens:
+            per_mw = -direction * sens.shift(line, up=int(up), down=int(down))
+            if up == down or per_mw <= 1e-3:
+                continue
+            mw = min(up_margin(obs, up), down_margin(obs, down), needed / per_mw)
+            if mw >= MIN_MW:
+                mw = round(mw, 1)
+                move = FlexMove(redispatch=tuple(sorted(((int(up), mw), (int(down), -mw)))))
+                out.append(Relief(move, mw * per_mw))
+    out.sort(key=lambda r: -r.mw_off)
+    return out
+
+
+def _combine(pairs: list[Relief], needed: float) -> FlexMove | None:
+    """The best pairs on distinct generators until ``needed`` MW are off the line."""
+    used: set[int] = set()
+    setpoints: list[tuple[int, float]] = []
+    off = 0.0
+    for relief in pairs:
+        units = {g for g, _ in relief.move.redispatch}
+        if units & used:
+            continue
+        used |= units
+        setpoints += relief.move.redispatch
+        off += relief.mw_off
+        if off >= needed:
+            break
+    if len(setpoints) <= 2:
+        return None
+    return FlexMove(redispatch=tuple(sorted(setpoints)))
+
+
+def _curtailments(obs, sens: Sensitivities, line: int, direction: float, needed: float) -> list[Relief]:
+    out = []
+    for gen in np.flatnonzero(obs.gen_renewable):
+        available = float(obs.gen_p[gen])
+        per_mw = direction * (sens.gen[line, gen] - sens.balance[line])
+        if available < MIN_MW or per_mw <= 1e-3:
+            continue
+        mw = min(available, needed / per_mw)
+        if mw >= MIN_MW:
+            out.append(Relief(FlexMove(curtail=((int(gen), round(available - mw, 1)),)), mw * per_mw))
+    return out
+
+
+def _storage(obs, sens: Sensitivities, line: int, direction: float, needed: float) -> list[Relief]:
+    out = []
+    for unit in range(obs.n_storage):
+        per_mw_charging = direction * (sens.storage[line, unit] - sens.balance[line])
+        charge, emax, emin = (
+            float(obs.storage_charge[unit]),
+            float(obs.storage_Emax[unit]),
+            float(obs.storage_Emin[unit]),
+        )
+        if per_mw_charging > 1e-3:
+            room = min(float(obs.storage_max_p_absorb[unit]), (emax - charge) / STEP_HOURS)
+            mw = min(room, needed / per_mw_charging)
+        elif per_mw_charging < -1e-3:
+            room = min(float(obs.storage_max_p_prod[unit]), (charge - emin) / STEP_HOURS)
+            mw = -min(room, needed / -per_mw_charging)
+        else:
+            continue
+        if abs(mw) >= MIN_MW:
+            mw = round(mw, 1) - 0.05 * np.sign(mw)  # inside the energy limit after rounding
+            out.append(Relief(FlexMove(storage=((unit, round(float(mw), 2)),)), abs(mw * per_mw_charging)))
+    return out
+
+
+def release_move(obs) -> FlexMove | None:
+    """Back towards no continuous move: each generator's redispatch towards zero within its ramp,
+    each curtailment lifted, each storage unit idle; None when there is nothing to release."""
+    redispatch = []
+    for gen in np.flatnonzero(np.abs(np.asarray(obs.target_dispatch)) > 0.05):
+        target = float(obs.target_dispatch[gen])
+        step = min(abs(target), down_margin(obs, gen) if target > 0 else up_margin(obs, gen))
+        if step >= 0.05:
+            redispatch.append((int(gen), round(-np.sign(target) * step, 2)))
+    limit = np.asarray(getattr(obs, "curtailment_limit", np.ones(obs.n_gen)))
+    curtail = [(int(g), float(obs.gen_pmax[g])) for g in np.flatnonzero(obs.gen_renewable & (limit < 0.999))]
+    storage = [(int(s), 0.0) for s in range(obs.n_storage) if abs(float(obs.storage_power_target[s])) > 0.05]
+    move = FlexMove(tuple(redispatch), tuple(curtail), tuple(storage))
+    return move if move and not refusal(obs, move) else None
