@@ -73,6 +73,6 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
     config = ExpertConfig(**values)
     if config.budget < 1 or config.lines < 1 or config.learned < 0 or config.n1 < 0 or config.flex < 0:
         raise AgentSpecError(
-            f"greedy budget and lines must be positive and learned, n1 and flex >= 0, got {argument!r}"
+            f"greedy budget and lines must be positive, and learned >= 0, n1 >= 0 and flex >= 0, got {argument!r}"
         )
     return config

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ace_core.grid.action_space import build_action_space
@@ -51,6 +52,32 @@ def wcci_space(wcci):
 @pytest.fixture
 def fresh_obs(sandbox):
     return sandbox.reset(seed=0, options={"time serie id": 0})
+
+
+# A sandbox grid of its own with one line's limit lowered: an overload no topology of a one-move
+# budget clears, on a line the redispatchable generators load (line 0, 1.02 x its limit at the
+# start of day 0, seed 0). For the continuous moves (tests/ace_core/grid/flex/, test_expert.py).
+OVERLOADED_LINE = 0
+
+
+@pytest.fixture(scope="module")
+def tight_sandbox():
+    env = make_env("l2rpn_case14_sandbox")
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    limits = np.array(env.get_thermal_limit(), dtype=float)
+    limits[OVERLOADED_LINE] *= obs.rho[OVERLOADED_LINE] / 1.02
+    env.set_thermal_limit(limits)
+    return env
+
+
+@pytest.fixture
+def tight_obs(tight_sandbox):
+    return tight_sandbox.reset(seed=0, options={"time serie id": 0})
+
+
+@pytest.fixture(scope="module")
+def storage_env():
+    return make_env("educ_case14_storage")
 
 
 CHATML = (

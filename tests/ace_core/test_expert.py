@@ -12,6 +12,7 @@ from ace_core.agents.sac import SacAgent
 from ace_core.agents.spec import load_agent
 from ace_core.config.expert import ExpertConfig, parse_expert_spec
 from ace_core.errors import AgentSpecError
+from ace_core.grid.action_space import build_action_space
 from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
 from ace_core.grid.contingency import screen_actions
 from ace_core.rl.sac import SAC, SACConfig
@@ -142,3 +143,30 @@ def test_an_n1_expert_picks_the_best_worst_outage_among_its_best_candidates(
     greedy = load_agent("greedy:budget=40,lines=2,threshold=0,learned=0,n1=2", sandbox, sandbox_space)
     assert greedy.choose(fresh_obs) == n1.action
     assert greedy.stats["contingency_calls"] == 2 and greedy.simulate_calls == len(plain.candidates) + 2
+
+
+# ----- beyond topology (greedy:flex=K) -----
+
+
+def test_the_expert_redispatches_when_no_topology_clears_the_overload(tight_sandbox, tight_obs):
+    """Line 0 at 1.02 x its limit; a budget of one candidate leaves topology out, so only the
+    continuous moves of step 5 can relieve it."""
+    space = build_action_space(tight_sandbox)
+    plain = Greedy(tight_sandbox, space, config=parse_expert_spec("budget=1"))
+    flex = Greedy(tight_sandbox, space, config=parse_expert_spec("budget=1,flex=4"))
+    assert plain.expert.search(tight_obs).move is None
+    search = flex.expert.search(tight_obs)
+    assert search.move is not None and search.move.redispatch
+    assert 1 < search.flexed <= 1 + 2 * 4  # the transfer factors' simulation, then each move twice at most
+    simulated = tight_obs.simulate(flex.act(tight_obs, 0.0))[0].rho.max()
+    assert simulated < tight_obs.simulate(plain.act(tight_obs, 0.0))[0].rho.max() - 0.02
+    assert flex.stats["simulate_calls"] == search.simulations  # counted once played
+
+
+def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):
+    agent = Greedy(
+        tight_sandbox, build_action_space(tight_sandbox), config=parse_expert_spec("budget=1,flex=4")
+    )
+    obs, *_ = tight_sandbox.step(agent.act(tight_obs, 0.0))
+    agent.act(obs, 0.0)
+    assert agent.stats["flex_mwh"] > 0 and agent.stats["flex_euros"] > 0
