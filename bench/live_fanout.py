@@ -356,7 +356,7 @@ def main() -> None:
     parser.add_argument(
         "--layer",
         choices=["core", "pubsub"],
-        default=os.environ.get("CHANNEL_LAYER", "core"),
+        default=os.environ.get("CHANNEL_LAYER", "pubsub"),
         help="the Redis channel layer (the CHANNEL_LAYER setting)",
     )
     args = parser.parse_args()

@@ -27,9 +27,9 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       retention of the log of refused API requests (defaults 10000 rows, 30 days)
 ``GRIDACE_SOCKET_SESSION_CHECK_SECONDS``
                       how often open websockets re-check their session (default 2)
-``CHANNEL_LAYER``     with Redis: ``core`` (default: Redis holds a copy of each group message
-                      per socket) or ``pubsub`` (one publish per group message, copied to the
-                      sockets inside each web process)
+``CHANNEL_LAYER``     with Redis: ``pubsub`` (default: one publish per group message, copied to
+                      the sockets inside each web process) or ``core`` (Redis holds a copy of
+                      each group message per socket: slower past a few hundred consoles)
 ``GRIDACE_LOGIN_FAILURE_LIMIT`` / ``GRIDACE_LOGIN_LOCKOUT_MINUTES`` / ``GRIDACE_LOGIN_LOCKOUT_MAX_HOURS``
                       failed log-ins (per username and address pair) before a lockout, how long
                       the first lasts, and the longest it grows to (defaults 5, 15, 24)
@@ -169,7 +169,7 @@ if REDIS_URL:
         "core": "channels_redis.core.RedisChannelLayer",
         "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
     }
-    CHANNEL_LAYER = os.environ.get("CHANNEL_LAYER", "core")
+    CHANNEL_LAYER = os.environ.get("CHANNEL_LAYER", "pubsub")
     if CHANNEL_LAYER not in CHANNEL_LAYER_BACKENDS:
         raise ImproperlyConfigured(
             f"CHANNEL_LAYER={CHANNEL_LAYER!r}: accepted: {', '.join(CHANNEL_LAYER_BACKENDS)}"
