@@ -4,8 +4,9 @@
   a JSON object at the top.
 * Fields of a JSON body, typed strictly (a string is not a number, ``true`` is not an integer)
   and bounded (never more than a database integer holds).
-* Live actions (``{"kind": ..., ...}``): the same strict types on each part; the grid's own checks
-  (which line, which substation) stay in :func:`ace_core.live.parse_action`.
+* Live actions (``{"kind": ..., ...}``, with an optional continuous ``move``): the same strict
+  types on each part; the grid's own checks (which line, which substation, which unit and its
+  limits) stay in :func:`ace_core.live.parse_action` and the legality rules.
 * Numbers in ASCII digits only (``int("١٢")`` and ``int("１２")`` are 12 in Python), without
   surrounding whitespace, a leading ``+`` or a negative zero (``-0`` would be stored as -0.0), in
   form fields, JSON bodies, query ids and the numbers of an expert spec (``greedy:64``, whose
@@ -183,6 +184,36 @@ def live_action(value: Any, name: str = "action") -> dict[str, Any]:
                     f"{name}.actions[{i}] is a pair inside a pair; a pair holds two single actions"
                 )
             checked["actions"].append(live_action(part, f"{name}.actions[{i}]"))
+    if value.get("move") is not None:
+        checked["move"] = live_move(value["move"], f"{name}.move")
+    return checked
+
+
+MOVE_PARTS = ("redispatch", "curtail", "storage")
+MAX_MOVE_MW = 100_000.0
+"""the largest setpoint a continuous move may name (the grid's own limits are far below)"""
+
+
+def live_move(value: Any, name: str = "move") -> dict[str, Any]:
+    """A continuous move's setpoints with strict types (``{"redispatch": [[gen, MW], ...],
+    "curtail": [...], "storage": [...]}``); the grid checks the units and their limits."""
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{name} must be a JSON object with any of {', '.join(MOVE_PARTS)} (got {_shown(value)})"
+        )
+    unknown = sorted(set(value) - set(MOVE_PARTS))
+    if unknown:
+        raise InputError(f"{name}: unknown part(s) {', '.join(unknown)}; accepted: {', '.join(MOVE_PARTS)}")
+    checked: dict[str, Any] = {}
+    for part, rows in value.items():
+        if not isinstance(rows, list) or len(rows) > MAX_ACTION_PAIRS:
+            raise InputError(f"{name}.{part} must be a list of at most {MAX_ACTION_PAIRS} [unit, MW] pairs")
+        for row in rows:
+            if not isinstance(row, list) or len(row) != 2:
+                raise InputError(f"{name}.{part}: {_shown(row)} is not a [unit, MW] pair")
+            integer(row[0], f"{name}.{part} unit")
+            number(row[1], f"{name}.{part} MW", low=-MAX_MOVE_MW, high=MAX_MOVE_MW)
+        checked[part] = rows
     return checked
 
 

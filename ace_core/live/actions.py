@@ -9,17 +9,24 @@
   together in one step, as the pipeline's combined cards propose
   (:mod:`ace_core.recommend.pairs`); the grid's rules say how many substations and lines one step
   may change (:mod:`ace_core.live.legality`).
+
+Any of them may carry a continuous move played in the same step, ``"move": {"redispatch": [[gen,
+MW], ...], "curtail": [[gen, MW cap], ...], "storage": [[unit, MW], ...]}`` (any of the three,
+:class:`~ace_core.grid.flex.moves.FlexMove`), e.g. ``{"kind": "nothing", "move": {"redispatch":
+[[0, 5.0]]}}``; a pair carries it on the pair, not on its actions. The move's limits (ramps,
+Pmin/Pmax, renewables only, storage power and energy) are the legality rules'.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ace_core.errors import AceError
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.flex.moves import FlexMove, FlexMoveError
 
 ACTION_KINDS = ("nothing", "index", "topology", "line", "pair")
 LINE_STATUSES = ("connect", "disconnect")
@@ -41,8 +48,14 @@ class LiveAction:
     status: str = ""
     parts: tuple[LiveAction, ...] = ()
     """a pair's two actions"""
+    move: FlexMove | None = None
+    """the continuous move played with it, if any"""
 
     def to_dict(self) -> dict[str, Any]:
+        base = self._base_dict()
+        return {**base, "move": self.move.to_dict()} if self.move else base
+
+    def _base_dict(self) -> dict[str, Any]:
         if self.kind == "pair":
             return {"kind": "pair", "actions": [part.to_dict() for part in self.parts]}
         if self.kind == "index":
@@ -70,6 +83,17 @@ def parse_action(spec: Any, space: ActionSpace) -> LiveAction:
     """Check an action's shape and names against the grid; see the module docstring."""
     if not isinstance(spec, dict):
         raise LiveActionError(f"an action must be a JSON object with a 'kind'; got {type(spec).__name__}")
+    action = _parse_base(spec, space)
+    if spec.get("move") is None:
+        return action
+    try:
+        move = FlexMove.from_dict(spec["move"])
+    except FlexMoveError as error:
+        raise LiveActionError(f"move: {error}") from None
+    return replace(action, move=move)
+
+
+def _parse_base(spec: dict[str, Any], space: ActionSpace) -> LiveAction:
     kind = spec.get("kind")
     if kind not in ACTION_KINDS:
         raise LiveActionError(f"unknown action kind {kind!r}; accepted: {', '.join(ACTION_KINDS)}")
@@ -127,6 +151,11 @@ def _parse_pair(spec: dict[str, Any], space: ActionSpace) -> LiveAction:
             raise LiveActionError(
                 f"a pair's actions are not {part['kind']!r}; accepted: index, topology, line"
             )
+        if isinstance(part, dict) and part.get("move") is not None:
+            raise LiveActionError(
+                "a pair's actions carry no move; put the move on the pair: "
+                '{"kind": "pair", "actions": [...], "move": {...}}'
+            )
         parts.append(parse_action(part, space))
     return LiveAction("pair", parts=tuple(parts))
 
@@ -143,17 +172,47 @@ def absolute_action(index: int, space: ActionSpace) -> LiveAction:
     return LiveAction("topology", substation=int(sub), set=tuple((j, int(b)) for j, b in enumerate(buses)))
 
 
-def card_action(index: int, parts, space: ActionSpace) -> LiveAction:
-    """A card's action, space-independent: the pair of its ``parts`` (two action indices) for a
-    combined card, else its action index's."""
+def card_action(index: int, parts, space: ActionSpace, move: FlexMove | dict | None = None) -> LiveAction:
+    """A card's action, space-independent: for a card with a continuous move (``move``, or its
+    JSON), its topology action (the one index of ``parts``, else nothing) with the move; else the
+    pair of its ``parts`` (two action indices) for a combined card, else its action index's."""
+    if move:
+        move = move if isinstance(move, FlexMove) else FlexMove.from_dict(move)
+        base = absolute_action(int(parts[0]), space) if parts else DO_NOTHING
+        return replace(base, move=move)
     if parts:
         return LiveAction("pair", parts=tuple(absolute_action(int(i), space) for i in parts))
     return absolute_action(index, space)
 
 
-def describe_action(action: LiveAction, space: ActionSpace) -> str:
+class _Numbered:
+    """Unit names when no grid is at hand: ``generator 3``, ``storage 0``."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __getitem__(self, unit: int) -> str:
+        return f"{self.kind} {unit}"
+
+
+class _NumberedUnits:
+    name_gen = _Numbered("generator")
+    name_storage = _Numbered("storage")
+
+
+def describe_action(action: LiveAction, space: ActionSpace, grid=None) -> str:
+    """The action in words; ``grid`` (an observation or grid2op's action space) names the units of
+    a continuous move, else they are numbered."""
+    words = _base_words(action, space)
+    if not action.move:
+        return words
+    move = action.move.describe(grid if grid is not None else _NumberedUnits())
+    return move if action.kind == "nothing" else f"{words} and {move}"
+
+
+def _base_words(action: LiveAction, space: ActionSpace) -> str:
     if action.kind == "pair":
-        return " and ".join(describe_action(part, space) for part in action.parts)
+        return " and ".join(_base_words(part, space) for part in action.parts)
     if action.kind == "index":
         return space.describe(action.index)
     if action.kind == "topology":
@@ -166,8 +225,14 @@ def describe_action(action: LiveAction, space: ActionSpace) -> str:
 
 
 def to_grid2op(action: LiveAction, space: ActionSpace, g2op_space):
+    """grid2op's action, the continuous move included."""
+    base = _base_grid2op(action, space, g2op_space)
+    return base + action.move.to_grid2op(g2op_space) if action.move else base
+
+
+def _base_grid2op(action: LiveAction, space: ActionSpace, g2op_space):
     if action.kind == "pair":
-        first, second = (to_grid2op(part, space, g2op_space) for part in action.parts)
+        first, second = (_base_grid2op(part, space, g2op_space) for part in action.parts)
         return first + second
     if action.kind == "index":
         return space.to_grid2op(action.index, g2op_space)

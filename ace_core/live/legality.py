@@ -3,7 +3,9 @@
 grid2op refuses illegal actions itself, but only once played, with a terse reason; the console
 asks before (to grey a button out, to refuse a what-if with a reason an operator can act on):
 cooldowns, maintenance, lines already in the asked status, reconnections hidden in a topology, and
-buses left as islands (loads, generators or storage with no connected line).
+buses left as islands (loads, generators or storage with no connected line); and for a continuous
+move, its limits (:func:`ace_core.grid.flex.moves.refusal`: ramps, Pmin/Pmax, renewables only,
+storage power and energy, a grid without such units).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.flex.moves import refusal as move_refusal
 from ace_core.live.actions import LiveAction
 
 
@@ -30,6 +33,11 @@ class LegalityRules:
 
     def refusal(self, obs, action: LiveAction) -> str:
         """Why ``action`` cannot be played on ``obs`` (empty when it can)."""
+        return self._topology_part_refusal(obs, action) or (
+            move_refusal(obs, action.move) if action.move else ""
+        )
+
+    def _topology_part_refusal(self, obs, action: LiveAction) -> str:
         if action.kind == "pair":
             return self._pair_refusal(obs, action)
         if action.kind == "index" and action.index > 0:

@@ -54,8 +54,11 @@ def live_pipeline(env, space, *, k: int = 3, sac=None, features=None) -> Recomme
 
 
 def card_source(sources: tuple[str, ...] | list[str]) -> str:
-    """One word for where a card comes from: policy, expert, both, or default (reconnect)."""
+    """One word for where a card comes from: flex (a continuous move, :mod:`ace_core.recommend.flex`),
+    policy, expert, both, or default (reconnect)."""
     found = set(sources)
+    if "flex" in found:
+        return "flex"
     if {"policy", "expert"} <= found:
         return "both"
     for source in ("policy", "expert", "default", "operator"):
@@ -99,10 +102,16 @@ FIGURE_KEYS = (
 )
 
 
+MOVE_KEYS = ("move", "cost")
+"""a card with a continuous move also carries the move and its cost (MW moved, euros per hour)"""
+
+
 def figures_of(candidate_json: dict[str, Any]) -> dict[str, Any]:
     """What a card shows beyond its headline: ``Candidate.to_json`` less the headline keys and the
-    N-1's timings (kept in the step's ``timings_ms``), so equal grids give equal cards."""
+    N-1's timings (kept in the step's ``timings_ms``), so equal grids give equal cards; with the
+    move and its cost for a card that has one."""
     figures = {key: candidate_json.get(key) for key in FIGURE_KEYS}
+    figures.update({key: candidate_json[key] for key in MOVE_KEYS if candidate_json.get(key)})
     if figures["n1"]:
         figures["n1"] = {k: v for k, v in figures["n1"].items() if k not in N1_TIMINGS}
     return figures
@@ -125,6 +134,7 @@ def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = N
                 "description": c.description,
                 "source": card_source(c.sources),
                 "max_rho_after": c.outcome.max_rho_after,
+                **({"move": c.move.to_dict()} if c.move else {}),
             }
             for c in result.recommendations
             if c.action_index not in on_cards
@@ -138,6 +148,7 @@ def assessment_dict(result: RecommendationSet, shown: list[Candidate] | None = N
                 "max_rho_after": c["max_rho_after"],
                 "outcome": c["outcome"],
                 "rejected_because": c["rejected_because"],
+                **({"move": c["move"]} if c["move"] else {}),
             }
             for c in data["rejected"]
         ],

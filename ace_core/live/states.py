@@ -21,9 +21,10 @@ OVERLOAD = 1.0
 
 def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
     """The static drawing of the grid: substations at grid2op's layout coordinates (a circle when
-    the env has none), their elements, the lines between them (with their thermal limit, A), and
-    the generators and loads at each substation. Each element has its one ``name``
-    (:mod:`ace_core.grid.names`) and grid2op's as ``raw``."""
+    the env has none), their elements, the lines between them (with their thermal limit, A), the
+    generators (whether they can be redispatched or curtailed, with their Pmax and ramps, MW),
+    loads and storage units (with their power, MW) at each substation. Each element has its one
+    ``name`` (:mod:`ace_core.grid.names`) and grid2op's as ``raw``."""
     raw = [str(n) for n in env.name_sub]
     layout = env.grid_layout or {}
     n_sub = len(raw)
@@ -59,8 +60,30 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
         for i in range(space.n_line)
     ]
     generators = [
-        {"id": g, "name": names.generators[g], "raw": str(name), "sub": int(sub)}
+        {
+            "id": g,
+            "name": names.generators[g],
+            "raw": str(name),
+            "sub": int(sub),
+            # what the console's continuous moves may ask of it
+            "redispatchable": bool(env.gen_redispatchable[g]),
+            "renewable": bool(env.gen_renewable[g]),
+            "pmax": round(float(env.gen_pmax[g]), 1),
+            "ramp_up": round(float(env.gen_max_ramp_up[g]), 1),
+            "ramp_down": round(float(env.gen_max_ramp_down[g]), 1),
+        }
         for g, (name, sub) in enumerate(zip(env.name_gen, env.gen_to_subid))
+    ]
+    storages = [
+        {
+            "id": s,
+            "name": names.storages[s] if s < len(names.storages) else f"storage {s}",
+            "raw": str(name),
+            "sub": int(sub),
+            "max_p_absorb": round(float(env.storage_max_p_absorb[s]), 1),
+            "max_p_prod": round(float(env.storage_max_p_prod[s]), 1),
+        }
+        for s, (name, sub) in enumerate(zip(env.name_storage, env.storage_to_subid))
     ]
     loads = [
         {"id": c, "name": names.loads[c], "raw": str(name), "sub": int(sub)}
@@ -72,6 +95,7 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
         "lines": lines,
         "generators": generators,
         "loads": loads,
+        "storages": storages,
     }
 
 

@@ -4,11 +4,13 @@ A what-if is the recommendation pipeline's candidate for the action
 (:meth:`~ace_core.recommend.pipeline.RecommendationPipeline.what_if`: its one-step outcome, N-1 and
 look-ahead, simulated once) and a refusal: the legality rules' reason when the action cannot be
 played (:mod:`ace_core.live.legality`; then nothing is simulated), or the simulated step's failure.
+An action with a continuous move (redispatch, curtailment, storage) is simulated with it, and its
+figures carry the move and its cost (MW moved, euros per hour).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -66,10 +68,11 @@ def what_if(pipeline: RecommendationPipeline, obs, action: LiveAction, refusal: 
     when that is not empty (the action cannot be played, see :mod:`ace_core.live.legality`)."""
     common = {
         "action": action.to_dict(),
-        "description": describe_action(action, pipeline.space),
+        "description": describe_action(action, pipeline.space, obs),
         "max_rho_before": round(float(np.max(obs.rho)), 4),
     }
     if refusal:
         return WhatIf(**common, refusal=refusal)
-    candidate = pipeline.what_if(obs, to_grid2op(action, pipeline.space, pipeline.g2op_space))
+    topology = to_grid2op(replace(action, move=None), pipeline.space, pipeline.g2op_space)
+    candidate = pipeline.what_if(obs, topology, move=action.move)
     return WhatIf(**common, refusal=candidate.outcome.error, candidate=candidate)

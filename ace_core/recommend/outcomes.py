@@ -6,7 +6,9 @@ the API.
 
 The words are the operator's vocabulary, shared by every page that shows a simulated outcome:
 "game over in simulation", "not allowed now", "clears the overload(s)", "creates a new
-overload", never a sentinel such as "max rho -1.000".
+overload", never a sentinel such as "max rho -1.000". A card with a continuous move (redispatch,
+curtailment, storage: :mod:`ace_core.grid.flex`) carries the move and its cost, MW moved and euros
+per hour.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from ace_core.grid.contingency import N1Screen
+from ace_core.grid.flex.moves import FlexMove, MoveCost
 from ace_core.grid.lookahead import LookAhead
 from ace_core.grid.outcome import OVERLOAD, Outcome
 from ace_core.recommend.alert import Alert, expect_failure
@@ -64,7 +67,12 @@ class Proposal:
     substations: tuple[int, ...]
     """substations the action touches (to highlight on the diagram)"""
     parts: tuple[int, ...] = ()
-    """a combined card's two action indices (:mod:`ace_core.recommend.pairs`); empty otherwise"""
+    """a combined card's two action indices (:mod:`ace_core.recommend.pairs`), or the one topology
+    action played with a continuous move (:mod:`ace_core.recommend.flex`); empty otherwise"""
+    move: FlexMove | None = None
+    """the continuous move played with the action (:mod:`ace_core.recommend.flex`), if any"""
+    cost: MoveCost | None = None
+    """what the move changes (MW) and costs (euros per hour); None without a move"""
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,11 @@ class Candidate(Proposal):
     @property
     def failed(self) -> bool:
         return self.outcome.failed
+
+    @property
+    def euros_per_hour(self) -> float:
+        """what holding its continuous move costs (0 for topology alone)"""
+        return 0.0 if self.cost is None else self.cost.euros_per_hour
 
     @property
     def words(self) -> str:
@@ -119,6 +132,8 @@ class Candidate(Proposal):
             "n1": None if self.n1 is None else self.n1.to_json(top_outages),
             "look_ahead": None if self.look_ahead is None else self.look_ahead.to_json(),
             "rejected_because": self.rejected_because,
+            "move": None if self.move is None else self.move.to_dict(),
+            "cost": None if self.cost is None else self.cost.to_dict(),
         }
 
 

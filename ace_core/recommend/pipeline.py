@@ -20,8 +20,9 @@ returned, as the reference and as the live state's security (its N-1 status and 
 ``run`` is one pass through these stages, each returning new, frozen results (the types and
 their JSON are in :mod:`ace_core.recommend.outcomes`): proposals -> candidates (simulated) ->
 N-1 screened -> looked ahead -> ranked; and when no single move clears the grid's overloads,
-pairs of the best single moves through the same stages, ranked with them
-(:mod:`ace_core.recommend.pairs`).
+pairs of the best single moves (:mod:`ace_core.recommend.pairs`) and continuous moves
+(redispatch, curtailment, storage: :mod:`ace_core.recommend.flex`) through the same stages,
+ranked with them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import greedy_candidates, reconnect_or_nothing
 from ace_core.grid.contingency import N1Screen, resolve_lines, screen_n1
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.forecasts import (
     DEFAULT_HORIZON,
     ForecastError,
@@ -49,6 +51,7 @@ from ace_core.grid.lookahead import ForecastSeries, skipped_look_ahead
 from ace_core.grid.outcome import failure, outcome_of
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
+from ace_core.recommend.flex import best_single, flex_action, flex_proposals, with_move
 from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet
 from ace_core.recommend.pairs import POOL, pair_proposals, pairs_needed
 from ace_core.recommend.ranking import rank, rejection
@@ -84,6 +87,10 @@ class PipelineConfig:
     most this many (:mod:`ace_core.recommend.pairs`); 0: none"""
     pair_pool: int = POOL
     """the best single moves the pairs are made of"""
+    flex: int = 4
+    """when no single move clears the grid's overloads: continuous moves (redispatch,
+    curtailment, storage) tried, each alone and with the best single move
+    (:mod:`ace_core.recommend.flex`); 0: none"""
 
     def __post_init__(self) -> None:
         for name in (
@@ -94,6 +101,7 @@ class PipelineConfig:
             "look_ahead_top",
             "pairs",
             "pair_pool",
+            "flex",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
@@ -168,12 +176,10 @@ class RecommendationPipeline:
 
         reference, others = candidates[0], candidates[1:]
         recommendations, rejected = rank(others, reference)
-        if self.config.pairs and pairs_needed(reference, recommendations):
-            paired_at = time.perf_counter()
-            pairs = self._pairs(obs, forecast, others, timings)
-            timings["pairs_ms"] = (time.perf_counter() - paired_at) * 1000
-            notes = [*notes, f"no single move clears the overloads: {len(pairs)} pair(s) of the best tried"]
-            recommendations, rejected = rank([*others, *pairs], reference)
+        if pairs_needed(reference, recommendations) and (self.config.pairs or self.config.flex):
+            more, more_notes = self._beyond_singles(obs, forecast, others, recommendations, timings)
+            notes = [*notes, *more_notes]
+            recommendations, rejected = rank([*others, *more], reference)
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         return RecommendationSet(
             reference=reference,
@@ -185,21 +191,23 @@ class RecommendationPipeline:
             notes=notes,
         )
 
-    def what_if(self, obs, action) -> Candidate:
-        """The same figures for any grid2op action (e.g. an operator's): its one-step outcome, N-1
-        and look-ahead, and in ``rejected_because`` why it is worse than doing nothing, if it is."""
+    def what_if(self, obs, action, move: FlexMove | None = None) -> Candidate:
+        """The same figures for any grid2op action (e.g. an operator's), played with ``move`` when
+        given: its one-step outcome, N-1 and look-ahead, the move's cost, and in
+        ``rejected_because`` why it is worse than doing nothing, if it is."""
         index = self.space.index_of_grid2op(action)
         description = self.space.describe(index) if index is not None else str(action).splitlines()[0]
-        proposals = [
-            Proposal(0, "do nothing", ("reference",), 0.0, ()),
-            Proposal(
-                -1 if index is None else index,
-                description,
-                ("operator",),
-                0.0,
-                self._substations(index) if index is not None else (),
-            ),
-        ]
+        operator = Proposal(
+            -1 if index is None else index,
+            description,
+            ("operator",),
+            0.0,
+            self._substations(index) if index is not None else (),
+        )
+        if move:
+            operator = with_move(operator, obs, move)
+            action = action + move.to_grid2op(self.g2op_space)
+        proposals = [Proposal(0, "do nothing", ("reference",), 0.0, ()), operator]
         forecast, _ = self._forecast(obs)
         candidates, grids = self._simulate(obs, proposals, [self.g2op_space({}), action], n_proposed=2)
         candidates = self._screen(candidates, grids, {"n1_ms": 0.0, "n1_solver_ms": 0.0})
@@ -345,10 +353,32 @@ class RecommendationPipeline:
             looked.append(replace(candidate, look_ahead=looked_ahead(obs, action, series, forecast, start)))
         return looked
 
-    # ----- 5. pairs, when no single move is safe -----
+    # ----- 5. pairs and continuous moves, when no single move is safe -----
+    def _beyond_singles(
+        self, obs, forecast, singles: list[Candidate], recommendations, timings: dict[str, float]
+    ) -> tuple[list[Candidate], list[str]]:
+        """Pairs of the best single moves and continuous moves, judged; a note for each kind."""
+        found, notes = [], []
+        if self.config.pairs:
+            paired_at = time.perf_counter()
+            pairs = self._pairs(obs, forecast, singles, timings)
+            timings["pairs_ms"] = (time.perf_counter() - paired_at) * 1000
+            notes.append(f"no single move clears the overloads: {len(pairs)} pair(s) of the best tried")
+            found += pairs
+        if self.config.flex:
+            flexed_at = time.perf_counter()
+            proposals = flex_proposals(
+                obs, self.g2op_space, best_single(recommendations), count=self.config.flex
+            )
+            actions = [flex_action(p, self.space, self.g2op_space) for p in proposals]
+            moves = self._judge(obs, forecast, proposals, actions, timings)
+            timings["flex_ms"] = (time.perf_counter() - flexed_at) * 1000
+            notes.append(f"topology is not enough: {len(moves)} continuous move(s) tried")
+            found += moves
+        return found, notes
+
     def _pairs(self, obs, forecast, singles: list[Candidate], timings: dict[str, float]) -> list[Candidate]:
-        """Pairs of the best single moves (:mod:`ace_core.recommend.pairs`), each simulated one step
-        ahead in one batch, screened for N-1 and looked ahead like any candidate."""
+        """Pairs of the best single moves (:mod:`ace_core.recommend.pairs`), judged."""
         proposals = pair_proposals(
             singles,
             self.space,
@@ -357,13 +387,18 @@ class RecommendationPipeline:
             budget=self.config.pairs,
             pool=self.config.pair_pool,
         )
-        if not proposals:
-            return []
         actions = [
             self.space.to_grid2op(p.parts[0], self.g2op_space)
             + self.space.to_grid2op(p.parts[1], self.g2op_space)
             for p in proposals
         ]
+        return self._judge(obs, forecast, proposals, actions, timings)
+
+    def _judge(self, obs, forecast, proposals: list[Proposal], actions: list, timings) -> list[Candidate]:
+        """``proposals`` (played as ``actions``) simulated one step ahead in one batch, screened for
+        N-1 and looked ahead like any candidate."""
+        if not proposals:
+            return []
         candidates, grids = self._simulate(obs, proposals, actions, n_proposed=len(proposals))
         candidates = self._screen(candidates, grids, timings)
         by_index = {p.action_index: action for p, action in zip(proposals, actions)}

@@ -13,8 +13,10 @@ between candidates equal on every criterion before it:
 5. **look-ahead worst case**: a game over within the horizon first (the earlier the worse), then
    the highest max rho over the horizon, again only above 100 % and in steps of 1 %; a
    candidate whose look-ahead was not computed comes after those whose look-ahead was;
-6. **max rho now**: the simulated max rho one step ahead;
-7. **the policy's confidence** (higher first).
+6. **cost**: what a continuous move costs, euros per hour (:mod:`ace_core.grid.flex`; 0 for
+   topology alone), so that among equally safe candidates the cheaper comes first;
+7. **max rho now**: the simulated max rho one step ahead;
+8. **the policy's confidence** (higher first).
 
 A candidate is **rejected** (never a recommendation, listed with the reason) when it is not
 allowed now, when its simulation ends in a game over, when it leaves more lines overloaded or
@@ -69,6 +71,7 @@ def safety_key(candidate: Candidate) -> tuple:
         len(outcome.new_overloads),
         *n1_key(candidate),
         *look_ahead_key(candidate),
+        candidate.euros_per_hour,
         math.inf if outcome.max_rho_after is None else outcome.max_rho_after,
         -candidate.confidence,
     )
@@ -158,6 +161,7 @@ CRITERIA = (
     "N-1 worst case",
     "game over within the look-ahead",
     "look-ahead worst case",
+    "cost",
     "max rho next step",
     "policy confidence",
 )
@@ -188,7 +192,9 @@ def _values(index: int, candidate: Candidate) -> str:
     if index == 6:
         return "below 100%" if key[6] == 0 else _pct(key[6])
     if index == 7:
-        return _pct(key[7])
+        return f"{key[7]:.0f} EUR/h"
+    if index == 8:
+        return _pct(key[8])
     return f"{candidate.confidence:.0%}"
 
 

@@ -83,6 +83,16 @@ class RecommendationOut(Schema):
         "(status, worst outage and line, lines at risk) and look-ahead (max rho per step, "
         "first overload, the forecast used)",
     )
+    move: dict[str, Any] | None = Field(
+        None,
+        description='the continuous move the card plays, e.g. {"redispatch": [[1, 3.0], [5, -3.0]]} '
+        "(also in its action); null for topology alone",
+    )
+    cost: dict[str, float] | None = Field(
+        None,
+        description="what the move changes and costs while held: mw, redispatched_mw, curtailed_mw, "
+        "storage_mw, euros_per_hour; null for topology alone (which costs nothing)",
+    )
     status: str
     explanation_status: str
     explanation: str = Field(description="the language model's text: generated, not verified")
@@ -93,6 +103,14 @@ class RecommendationOut(Schema):
         description="figures the language model's text quotes that disagree with the simulation",
     )
     expired_because: str = Field("", description="why it expired (empty while open)")
+
+    @staticmethod
+    def resolve_move(card: dict[str, Any]) -> dict[str, Any] | None:
+        return (card.get("figures") or {}).get("move")
+
+    @staticmethod
+    def resolve_cost(card: dict[str, Any]) -> dict[str, float] | None:
+        return (card.get("figures") or {}).get("cost")
 
 
 class AlarmOut(Schema):
@@ -171,7 +189,12 @@ class WhatIfIn(ClientInput):
         description='e.g. {"kind": "nothing"}, {"kind": "line", "line": 3, "status": "reconnect"}, '
         '{"kind": "topology", "substation": 4, "set": [[2, 2]]}, {"kind": "index", "index": 17}, '
         'or a pair played together: {"kind": "pair", "actions": [{"kind": "index", "index": 3}, '
-        '{"kind": "index", "index": 57}]}'
+        '{"kind": "index", "index": 57}]}; any of them with a continuous move played in the same '
+        'step: "move": {"redispatch": [[gen, MW], ...], "curtail": [[gen, MW cap], ...], '
+        '"storage": [[unit, MW], ...]} (any of the three; + charges a storage unit), e.g. '
+        '{"kind": "nothing", "move": {"redispatch": [[0, 5.0]]}}; a move past a limit (ramp, '
+        "Pmin/Pmax, a generator that is not renewable for curtailment, a storage unit's power or "
+        "energy) is refused with the limit named"
     )
 
 
@@ -189,10 +212,23 @@ class WhatIfOut(Schema):
     figures: dict[str, Any] = Field(
         default_factory=dict,
         description="as a recommendation's: outcome in words, N-1 and look-ahead, and "
-        "rejected_because when the action is worse than doing nothing (empty when refused)",
+        "rejected_because when the action is worse than doing nothing (empty when refused); "
+        "move and cost with a continuous move",
+    )
+    move: dict[str, Any] | None = Field(None, description="the action's continuous move, if any")
+    cost: dict[str, float] | None = Field(
+        None, description="as a recommendation's: what the move changes (MW) and costs (euros per hour)"
     )
     step: int
     stale: bool
+
+    @staticmethod
+    def resolve_move(outcome: dict[str, Any]) -> dict[str, Any] | None:
+        return outcome["action"].get("move")
+
+    @staticmethod
+    def resolve_cost(outcome: dict[str, Any]) -> dict[str, float] | None:
+        return (outcome.get("figures") or {}).get("cost")
 
 
 SESSION_LABEL_MAX_LENGTH = SessionStartForm.base_fields["label"].max_length

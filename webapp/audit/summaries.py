@@ -4,8 +4,8 @@ a dump of the stored JSON.
 An entry's ``before`` and ``after`` are flattened to dotted names (``guard.survival``) and shown
 side by side, a value as text (a list joined by commas, nothing as "–"). A training config (the
 ``config`` of a ``run.launch``) is shown as its difference from the recipe it came from: the
-recipe whose settings it equals, else the recipe of its grid it differs least from, else the
-trainer's defaults; only the settings that differ are listed.
+recipe the launch recorded, else the recipe whose settings it equals, else the recipe of its grid
+it differs least from, else the trainer's defaults; only the settings that differ are listed.
 """
 
 from __future__ import annotations
@@ -104,6 +104,15 @@ def config_diff(config: dict[str, Any]) -> ConfigDiff:
     return ConfigDiff("defaults", not rows, rows)
 
 
+def recipe_diff(config: dict[str, Any], recipe: str) -> ConfigDiff:
+    """``config`` as its difference from the recipe it was launched from (its name recorded at
+    launch); the grid counts only when the recipe does not offer the config's."""
+    rows = _differences(config, RECIPES[recipe].values())
+    if config.get("env") in RECIPES[recipe].envs:
+        rows = [row for row in rows if row[0] != "env"]
+    return ConfigDiff(recipe, not rows, rows)
+
+
 @dataclass(frozen=True)
 class EntryView:
     """An audit entry as the page shows it: a summary line, its values side by side, and its
@@ -137,7 +146,13 @@ def entry_view(entry: AuditEntry) -> EntryView:
     """The summary line and the details of one entry (module docstring)."""
     after = dict(entry.after or {})
     config = after.pop("config", None)
-    diff = config_diff(config) if isinstance(config, dict) else None
+    recipe = after.pop("recipe", "") if isinstance(config, dict) else ""
+    if not isinstance(config, dict):
+        diff = None
+    elif recipe in RECIPES:
+        diff = recipe_diff(config, recipe)
+    else:
+        diff = config_diff(config)
     before, after = flatten(entry.before or {}), flatten(after)
     rows = [
         (name, value_text(before.get(name)), value_text(after.get(name)))

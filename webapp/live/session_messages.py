@@ -203,6 +203,8 @@ ASSESSMENT_HIDDEN: Hidden = {
                 "overloads_after",
                 "n1",
                 "rejected_because",
+                "move",
+                "cost",
             )
         },
         "look_ahead": LOOK_AHEAD_HIDDEN,

@@ -1,5 +1,6 @@
 """Training runs and what their trainer reports: metrics, episodes, checkpoints, fine-tunes; the
-evaluations of finished runs and the mines of expert decisions started from the web app.
+evaluations of finished runs, the mines of expert decisions started from the web app, and the tags
+and note engineers put on runs.
 
 Runs, evaluations and mines are jobs (:class:`webapp.jobs.models.Job`): their status moves
 queued -> running -> succeeded | cancelled | failed, and the worker that runs one owns it and
@@ -34,6 +35,10 @@ class TrainingRun(Job):
     resume = models.BooleanField(default=False, help_text="the next start continues from the last checkpoint")
     cancel_requested = models.BooleanField(default=False)
     out_dir = models.CharField(max_length=500)
+    from_recipe = models.CharField(
+        max_length=100, blank=True, help_text="the recipe the launch form started from (empty: none recorded)"
+    )
+    note = models.TextField(blank=True, help_text="the engineers' note on the run")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -58,6 +63,20 @@ class TrainingRun(Job):
         self.finished_at = None
         self.error = reason
         return ["status", "attempt", "resume", "cancel_requested", "worker_token", "finished_at", "error"]
+
+
+class RunTag(models.Model):
+    """A short word engineers put on runs to find them again (the runs list filters by it)."""
+
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="tags")
+    name = models.CharField(max_length=32, db_index=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="training_runtag_once_per_run")]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class MetricPoint(models.Model):

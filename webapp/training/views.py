@@ -144,6 +144,7 @@ class RunLaunchView(PermissionGate, View):
                     config=form.cleaned_data["config"],
                     launched_by=request.user,
                     label=form.cleaned_data["label"],
+                    recipe=form.cleaned_data["recipe"],
                 )
             except (ConfigError, ValidationError) as error:
                 form.add_error(None, _error_text(error))

@@ -9,6 +9,7 @@ import pytest
 from tests.webapp.api.conftest import assert_error_shape
 from tests.webapp.operations.conftest import run_feed
 from webapp.accounts.models import SecurityEvent
+from webapp.api.schemas import RecommendationOut
 from webapp.audit.models import AuditEntry
 from webapp.operations import selectors
 from webapp.operations.models import Decision, DecisionKind, DecisionStatus
@@ -106,3 +107,35 @@ def test_what_if_simulates_and_refuses_bad_actions(api_as, operator, engineer, f
     attempt = SecurityEvent.objects.get(username=engineer.username)  # refusals: the security log
     assert (attempt.status, attempt.method, attempt.kind) == (403, "POST", "api.refused")
     assert not AuditEntry.objects.filter(action="api.request", actor=engineer).exists()
+
+
+def test_what_if_plays_a_continuous_move_and_returns_its_cost(api_as, operator, fed_session):
+    api = api_as(operator)
+    url, step = f"/sessions/{fed_session.pk}/what-if", fed_session.current_step
+    move = {"redispatch": [[0, 2.0]]}
+    outcome = api.post(url, {"step": step, "action": {"kind": "nothing", "move": move}})
+    assert outcome.status_code == 200, outcome.content
+    body = outcome.json()
+    assert body["legal"] and body["action"] == {"kind": "nothing", "move": move}
+    assert body["description"].startswith("redispatch ") and "+2.0 MW" in body["description"]
+    assert body["move"] == body["figures"]["move"] == move
+    assert body["cost"] == body["figures"]["cost"] and body["cost"]["redispatched_mw"] >= 2.0
+    assert body["cost"]["euros_per_hour"] > 0
+    # topology alone: no move, no cost
+    plain = api.post(url, {"step": step, "action": {"kind": "nothing"}}).json()
+    assert plain["move"] is None and plain["cost"] is None
+
+    # past a limit: refused with the limit named, nothing simulated
+    past = api.post(url, {"step": step, "action": {"kind": "nothing", "move": {"redispatch": [[0, 50.0]]}}})
+    assert past.status_code == 200 and not past.json()["legal"]
+    assert "past its ramp" in past.json()["refusal"] and past.json()["max_rho_after"] is None
+    # malformed: refused with what is accepted
+    bad = api.post(url, {"step": step, "action": {"kind": "nothing", "move": {"boost": [[0, 1.0]]}}})
+    assert "unknown part(s) boost" in assert_error_shape(bad, 400)["error"]
+
+
+def test_a_cards_move_and_cost_are_returned_beside_its_figures():
+    card = {"figures": {"move": {"curtail": [[2, 10.0]]}, "cost": {"mw": 5.0, "euros_per_hour": 300.0}}}
+    assert RecommendationOut.resolve_move(card) == {"curtail": [[2, 10.0]]}
+    assert RecommendationOut.resolve_cost(card)["euros_per_hour"] == 300.0
+    assert RecommendationOut.resolve_move({"figures": {}}) is None

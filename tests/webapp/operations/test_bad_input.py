@@ -69,6 +69,26 @@ def test_action_parts_are_typed_strictly(console):
     assert accepted.status_code == 200 and "what_if" in accepted.json()
 
 
+def test_a_continuous_move_is_typed_strictly(console):
+    session, client = console
+    url = reverse("operations:what_if", args=[session.pk])
+    refused = {
+        '{"kind": "nothing", "move": [1]}': "action.move must be a JSON object with any of redispatch",
+        '{"kind": "nothing", "move": {"boost": []}}': "action.move: unknown part(s) boost; accepted:",
+        '{"kind": "nothing", "move": {"redispatch": [["0", 2.0]]}}': "action.move.redispatch unit must be",
+        '{"kind": "nothing", "move": {"storage": [[0, "2"]]}}': "action.move.storage MW must be a number",
+        '{"kind": "nothing", "move": {"curtail": [[0]]}}': "action.move.curtail: [0] is not a [unit, MW] pair",
+    }
+    for action, reason in refused.items():
+        response = _post(client, url, '{"step": 1, "action": ' + action + "}")
+        assert response.status_code == 400 and reason in response.json()["error"], (action, response.json())
+    move = {"redispatch": [[0, 2.0]]}
+    accepted = _post(client, url, json.dumps({"step": 1, "action": {"kind": "nothing", "move": move}}))
+    assert accepted.status_code == 200, accepted.json()
+    what_if = accepted.json()["what_if"]
+    assert what_if["legal"] and what_if["action"]["move"] == move and what_if["figures"]["cost"]["mw"] >= 2.0
+
+
 def test_decide_refuses_a_comment_that_is_not_text(console):
     session, client = console
     rec = session.recommendations.filter(step=1).first()

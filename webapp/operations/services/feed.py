@@ -170,7 +170,7 @@ def _recommendations_carry(
     }
     kept, created = [], []
     for rank, card in enumerate(result.cards):
-        action = card_action(card.action_index, card.parts, space).to_dict()
+        action = card_action(card.action_index, card.parts, space, card.move).to_dict()
         fields = {k: v for k, v in card_dict(card).items() if k not in ("action_index", "parts")}
         rec = open_cards.pop(_action_key(action), None) or rejected.get(_action_key(action))
         if rec is None:
@@ -223,10 +223,10 @@ def _expiry_reasons(result: StepResult, space: Any) -> dict[str, str]:
     assessment = result.assessment or {}
     reasons = {}
     for entry in assessment.get("also_safe", []):
-        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space).to_dict())
+        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space, entry.get("move")).to_dict())
         reasons[key] = "outranked: the cards shown are safer"
     for entry in assessment.get("rejected", []):
-        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space).to_dict())
+        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space, entry.get("move")).to_dict())
         reasons[key] = f"no longer safer than doing nothing: {entry['rejected_because']}"
     return reasons
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.llm.openai_compat import ENV_BASE_URL
+from ace_core.training.recipes import recipe_get
 from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
 from webapp.jobs.services import job_fail, job_finish, job_owned, job_start
@@ -64,9 +65,13 @@ def missing_server(config: TrainConfig) -> str:
 
 
 @transaction.atomic
-def run_launch(*, config: TrainConfig, launched_by: AbstractBaseUser, label: str = "") -> TrainingRun:
+def run_launch(
+    *, config: TrainConfig, launched_by: AbstractBaseUser, label: str = "", recipe: str = ""
+) -> TrainingRun:
     """Validate the config, create the run and queue it. Raises ConfigError on a bad config, or
-    one that needs a server this one has not configured (:func:`missing_server`)."""
+    one that needs a server this one has not configured (:func:`missing_server`). ``recipe`` is
+    the recipe the settings started from (the launch form's), recorded so that a run whose
+    settings were then edited is shown as that recipe with the settings changed."""
     config.validate()
     missing = missing_server(config)
     if missing:
@@ -74,7 +79,10 @@ def run_launch(*, config: TrainConfig, launched_by: AbstractBaseUser, label: str
     label = label.strip()
     if len(label) > LABEL_MAX_LENGTH:
         raise RunStateError(f"label is {len(label)} characters long; accepted: at most {LABEL_MAX_LENGTH}")
+    if recipe:
+        recipe_get(recipe)  # ConfigError naming the recipes accepted
     run = TrainingRun.objects.create(
+        from_recipe=recipe,
         label=label,
         config=config.to_dict(),
         env=config.env,
@@ -86,7 +94,7 @@ def run_launch(*, config: TrainConfig, launched_by: AbstractBaseUser, label: str
     run.save(update_fields=["out_dir"])
     run_enqueue(run)
     audit_record(
-        actor=launched_by, action="run.launch", target=run, after={"config": run.config, "label": label}
+        actor=launched_by, action="run.launch", target=run, after={"config": run.config, "label": label, "recipe": recipe}
     )
     return run
 
