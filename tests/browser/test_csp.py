@@ -42,7 +42,7 @@ def _set_up(refinements: list[Any]) -> dict[str, Any]:
     from webapp.api.services import token_create
     from webapp.operations.models import Alarm
     from webapp.review.services import refinement_record
-    from webapp.training.management.commands import demo
+    from webapp.training.services import demo_live as demo
     from webapp.training.services.events import metrics_record
 
     call_command("seed_demo", password=PASSWORD)

@@ -15,8 +15,8 @@ from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
 from webapp.operations.models import LiveSession, SessionStep
 from webapp.operations.services import session_control
-from webapp.training.management.commands import demo
 from webapp.training.models import Checkpoint, Deployment, EpisodeRecord, MetricPoint, TrainingRun
+from webapp.training.services import demo_live as demo
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from tests.webapp.operations.conftest import run_feed
 from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
 from webapp.operations.models import LiveSession, SessionStep
-from webapp.training.management.commands import demo
 from webapp.training.models import Deployment, TrainingRun
+from webapp.training.services import demo_live as demo
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV_36 = "l2rpn_neurips_2020_track1"
