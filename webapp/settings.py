@@ -227,6 +227,9 @@ GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
 # simulation, ``K[:stop=R][:expert]`` of ace_core's ``sac-checked`` agent. Unset: each grid's
 # validated check (``ace_core.agents.deployed.deployed_checked``); empty: the plain policy only.
 GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT")
+# More folders whose grid2op Runner output (EpisodeData) the day-comparison page may open
+# (comma-separated; besides evaluations and finished sessions). ``manage.py episode_folders``.
+GRIDACE_EPISODE_ROOTS = env_list("GRIDACE_EPISODE_ROOTS", "")
 
 # --- live operations ------------------------------------------------------------------------
 # A live session whose feed worker is silent this long is taken over by another worker.

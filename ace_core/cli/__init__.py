@@ -1,8 +1,8 @@
-"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,dagger,days,envs,actions} ...``.
+"""Command line: ``python -m ace_core {train,evaluate,experiment {ablations,table},bench,demo,export,recipes,subset,mine,pretrain,dagger,days,envs,actions,compare-day} ...``.
 
 One module per family of commands, each command's parser beside its handler: :mod:`.train`
 (train, demo, recipes), :mod:`.evaluate` (evaluate, experiment), :mod:`.imitation` (mine,
-pretrain, dagger, subset), :mod:`.grid` (days, envs, actions) and :mod:`.tools` (bench, export);
+pretrain, dagger, subset), :mod:`.grid` (days, envs, actions), :mod:`.tools` (bench, export) and :mod:`.compare` (compare-day);
 :mod:`.flags` generates flags from dataclasses.
 
 Errors a user can fix (unknown env, bad setting, missing or foreign checkpoint...) print one line
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ace_core.cli import evaluate, grid, imitation, tools, train
+from ace_core.cli import compare, evaluate, grid, imitation, tools, train
 from ace_core.cli.flags import CommandParser
 from ace_core.errors import AceError, CheckpointError, ConfigError
 
@@ -33,6 +33,7 @@ COMMANDS = (
     grid.add_days,
     grid.add_envs,
     grid.add_actions,
+    compare.add_compare_day,
 )
 """what adds each command's parser, in the order ``--help`` lists them"""
 

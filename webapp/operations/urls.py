@@ -2,13 +2,14 @@
 
 from django.urls import path
 
-from webapp.operations import views
+from webapp.operations import day_compare_views, views
 
 app_name = "operations"
 
 urlpatterns = [
     path("", views.SessionListView.as_view(), name="session_list"),
     path("new/", views.SessionStartView.as_view(), name="session_start"),
+    path("compare/", day_compare_views.DayCompareView.as_view(), name="day_compare"),
     path("<int:pk>/", views.ConsoleView.as_view(), name="console"),
     path("<int:pk>/control/", views.ControlView.as_view(), name="control"),
     path("<int:pk>/decide/", views.DecideView.as_view(), name="decide"),
