@@ -15,12 +15,17 @@ console does). Printed as JSON, with in the same run:
 - ``stressed``: the same figures over the states at max rho >= 0.9 (more cascades, so more
   look-aheads step by step through grid2op).
 
-    .venv/bin/python bench/recommend_pipeline.py [--runs 200] [--every 3] [--envs a,b]
+- ``flex``: with ``--flex K`` (the pipeline's ``flex`` setting; default its own), the runs where
+  no single move cleared the overloads and continuous moves were tried, their count and time.
+  ``--demand-scale 1.1`` plays heavier days, where that happens.
+
+    .venv/bin/python bench/recommend_pipeline.py [--runs 200] [--every 3] [--envs a,b] [--flex K] [--demand-scale X]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -41,7 +46,7 @@ def percentiles(values: list[float]) -> dict:
     }
 
 
-def bench_env(name: str, runs: int, every: int) -> dict:
+def bench_env(name: str, runs: int, every: int, flex: int | None = None, demand_scale: float = 1.0) -> dict:
     import numpy as np
     import torch
 
@@ -54,17 +59,20 @@ def bench_env(name: str, runs: int, every: int) -> dict:
     from ace_core.rl.sac import SAC
 
     torch.set_num_threads(1)
-    env = make_env_with_forecasts(name, "perfect", 12)
+    env = make_env_with_forecasts(name, "perfect", 12, demand_scale=demand_scale)
     space = build_action_space(env)
     features = FeatureBuilder(env)
     sac = SAC(features.size, space, TrainConfig(env=name).sac)
     config = PipelineConfig(policy_k=5, expert_k=4, expert_budget=16, horizon=12, look_ahead_top=3)
+    if flex is not None:
+        config = dataclasses.replace(config, flex=flex)
     days = scenarios(env, "train")
     obs = reset_to(env, days[0], 0)
     pipeline = RecommendationPipeline(env, space, config, sac, features)
     noop = env.action_space({})
 
     totals, solver, step_s, stressed, stressed_solver, counts, parts = [], [], [], [], [], [], {}
+    flexed, flex_ms, flex_cards = [], [], 0
     day = 0
     pipeline.run(obs, state_backend=env.backend)  # warm-up: first torch call, caches
     while len(totals) < runs:
@@ -82,6 +90,10 @@ def bench_env(name: str, runs: int, every: int) -> dict:
         counts.append(1 + len(result.recommendations) + len(result.rejected))
         for key in ("policy_ms", "simulate_ms", "n1_ms", "look_ahead_ms"):
             parts.setdefault(key, []).append(timings[key])
+        if "flex_ms" in timings:
+            flexed.append(timings["total_ms"])
+            flex_ms.append(timings["flex_ms"])
+            flex_cards += sum(1 for c in result.recommendations if getattr(c, "move", None))
         if obs.rho.max() >= 0.9:
             stressed.append(timings["total_ms"])
             stressed_solver.append(timings["solver_ms"])
@@ -93,6 +105,8 @@ def bench_env(name: str, runs: int, every: int) -> dict:
         "runs": len(totals),
         "candidates_mean": float(np.mean(counts)),
         "horizon": config.horizon,
+        "demand_scale": demand_scale,
+        "flex_setting": config.flex,
         "forecast": result.forecast["kind"],
         "env_step_ms": step_ms,
         "pipeline_ms": total,
@@ -109,6 +123,13 @@ def bench_env(name: str, runs: int, every: int) -> dict:
             "pipeline_ms": percentiles(stressed),
             "solver_ms": percentiles(stressed_solver),
         }
+    if flexed:
+        out["flex"] = {
+            "runs": len(flexed),
+            "pipeline_ms": percentiles(flexed),
+            "flex_stage_ms": percentiles(flex_ms),
+            "continuous_cards_shown": flex_cards,
+        }
     env.close()
     return out
 
@@ -118,10 +139,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--every", type=int, default=3, help="env steps between two pipeline runs")
     parser.add_argument("--envs", default="l2rpn_case14_sandbox,l2rpn_wcci_2020")
+    parser.add_argument(
+        "--flex", type=int, default=None, help="continuous moves tried (default: the pipeline's)"
+    )
+    parser.add_argument("--demand-scale", type=float, default=1.0, help="every load and production x this")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     warnings.filterwarnings("ignore")
-    results = [bench_env(name, args.runs, args.every) for name in args.envs.split(",")]
+    results = [
+        bench_env(name, args.runs, args.every, args.flex, args.demand_scale) for name in args.envs.split(",")
+    ]
     print(json.dumps({"torch_threads": 1, "results": results}, indent=2))
 
 

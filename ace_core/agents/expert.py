@@ -62,7 +62,7 @@ from ace_core.grid import candidates as cand
 from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.contingency import N1Screen, screen_actions
-from ace_core.grid.flex.moves import FlexMove, move_cost
+from ace_core.grid.flex.moves import FlexMove, move_cost, supported_kinds
 from ace_core.grid.flex.proposals import release_move, relief_moves
 from ace_core.grid.flex.sensitivity import sensitivities
 from ace_core.grid.outcome import max_rho_after
@@ -216,7 +216,13 @@ class Expert:
         moves = (
             []
             if sens is None
-            else relief_moves(obs, sens, count=self.config.flex, target=self.config.threshold)
+            else relief_moves(
+                obs,
+                sens,
+                count=self.config.flex,
+                target=self.config.threshold,
+                kinds=supported_kinds(self.g2op_space),
+            )
         )
         tops = list(dict.fromkeys([default, search.action]))
         tried = [(top, move) for move in moves for top in tops]

@@ -16,10 +16,15 @@ Two ways, same result (the test suite compares both with chained ``obs.simulate`
   has storage units), it hands over to
 - exact: grid2op's own ``backend.next_grid_state`` step by step on the simulator (one simulation
   of the action, then one power flow and the protections per step).
+
+A continuous move that grid2op keeps (a redispatch, a curtailment) is kept over the horizon by
+``hold``: the forecast generation of every further step passed through it (its imbalance goes to
+the slack bus, where grid2op would share it among the redispatchable generators).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,19 +139,31 @@ def _matrix(injections: list[dict], key: str) -> np.ndarray:
     return np.ascontiguousarray(np.stack([np.asarray(inj[key], dtype=float) for inj in injections]))
 
 
+Hold = Callable[[np.ndarray], np.ndarray]
+"""the generators' output (MW, last axis) a kept continuous move makes of the forecast's"""
+
+
 def look_ahead(
-    obs, action, series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid | None = None
+    obs,
+    action,
+    series: ForecastSeries,
+    forecast: ForecastInfo,
+    start: SolvedGrid | None = None,
+    hold: Hold | None = None,
 ) -> LookAhead:
     """Keep ``action`` and do nothing else for ``series.horizon`` steps. ``start``: the grid the
-    action's one-step simulation led to, when known (enables the fast path)."""
+    action's one-step simulation led to, when known (enables the fast path); ``hold``: the
+    action's continuous move kept (module docstring)."""
     if start is not None and series.fast:
-        fast = _fast(series, forecast, start)
+        fast = _fast(series, forecast, start, hold)
         if fast is not None:
             return fast
-    return _exact(obs, action, series, forecast)
+    return _exact(obs, action, series, forecast, hold)
 
 
-def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> LookAhead | None:
+def _fast(
+    series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid, hold: Hold | None = None
+) -> LookAhead | None:
     """The trajectory from LightSim2Grid's time series; None when a protection would act."""
     from lightsim2grid.lightsim2grid_cpp import TimeSeriesCPP
 
@@ -158,7 +175,7 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
     solver_ms = 0.0
     if series.horizon > 1:
         solver = TimeSeriesCPP(start.grid)
-        solver.modify_gen_p(series.gen_p)
+        solver.modify_gen_p(series.gen_p if hold is None else np.ascontiguousarray(hold(series.gen_p)))
         solver.modify_gen_v(series.gen_v)
         solver.modify_load_p(series.load_p)
         solver.modify_load_q(series.load_q)
@@ -180,7 +197,9 @@ def _fast(series: ForecastSeries, forecast: ForecastInfo, start: SolvedGrid) -> 
     return LookAhead(forecast, tuple(trajectory), solver_ms=solver_ms, overloaded_lines=overloads())
 
 
-def _exact(obs, action, series: ForecastSeries, forecast: ForecastInfo) -> LookAhead:
+def _exact(
+    obs, action, series: ForecastSeries, forecast: ForecastInfo, hold: Hold | None = None
+) -> LookAhead:
     rho, _, done, info = simulate_rho(obs, action)
     if done or info.get("is_illegal") or info.get("exception"):
         return LookAhead(forecast, (), 1, exact=True)
@@ -192,6 +211,9 @@ def _exact(obs, action, series: ForecastSeries, forecast: ForecastInfo) -> LookA
     limits = np.asarray(backend.get_thermal_limit())
     for k in range(2, series.horizon + 1):
         _, injections = obs._forecasted_inj[k]
+        if hold is not None and "prod_p" in injections.get("injection", {}):
+            held = {**injections["injection"], "prod_p": hold(np.asarray(injections["injection"]["prod_p"]))}
+            injections = {**injections, "injection": held}
         buses = env._backend_action_class()
         buses += obs.action_helper(injections)
         backend.apply_action(buses)

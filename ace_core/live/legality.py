@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.flex.moves import FlexMove, supported_kinds
 from ace_core.grid.flex.moves import refusal as move_refusal
 from ace_core.live.actions import LiveAction
 
@@ -30,12 +31,27 @@ class LegalityRules:
         self.max_subs = int(params.MAX_SUB_CHANGED)
         self.max_lines = int(params.MAX_LINE_STATUS_CHANGED)
         """how many substations and line statuses one step may change (grid2op's rules)"""
+        self.move_kinds = supported_kinds(env.action_space)
+        """the continuous moves this grid's actions can play"""
 
     def refusal(self, obs, action: LiveAction) -> str:
         """Why ``action`` cannot be played on ``obs`` (empty when it can)."""
         return self._topology_part_refusal(obs, action) or (
-            move_refusal(obs, action.move) if action.move else ""
+            self._move_refusal(obs, action.move) if action.move else ""
         )
+
+    def _move_refusal(self, obs, move: FlexMove) -> str:
+        """The move's limits, then whether this grid's actions can play it at all (grid2op would
+        drop the part they do not support and play the rest)."""
+        why = move_refusal(obs, move)
+        if why:
+            return why
+        for kind in ("redispatch", "curtail", "storage"):
+            if getattr(move, kind) and kind not in self.move_kinds:
+                return f"this grid's actions cannot play {kind}; accepted here: " + (
+                    ", ".join(self.move_kinds) or "no continuous move"
+                )
+        return ""
 
     def _topology_part_refusal(self, obs, action: LiveAction) -> str:
         if action.kind == "pair":

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.flex.moves import supported_kinds
 from ace_core.grid.names import element_names
 
 OVERLOAD = 1.0
@@ -96,6 +97,8 @@ def grid_layout(env, space: ActionSpace) -> dict[str, Any]:
         "generators": generators,
         "loads": loads,
         "storages": storages,
+        # the continuous moves this grid's actions can play (the console offers only those)
+        "move_kinds": list(supported_kinds(env.action_space)),
     }
 
 

@@ -124,6 +124,12 @@ def facts(card: dict[str, Any], line_names: Sequence[str] = ()) -> str:
     if not card.get("illegal") and not card.get("game_over"):
         sentences += _n1(card.get("n1"))
         sentences += _look_ahead(card.get("look_ahead"), line_names)
+    cost = card.get("cost")
+    if cost:
+        sentences.append(
+            f"Its continuous move changes {cost['mw']:.1f} MW and costs {cost['euros_per_hour']:.0f} euros "
+            "per hour while it is held."
+        )
     if card.get("rank_reason"):
         sentences.append(f"Ranked {card['rank_reason']}.")
     if card.get("rejected_because"):

@@ -21,9 +21,10 @@ from ace_core.grid.lookahead import LookAhead
 from ace_core.grid.outcome import OVERLOAD, Outcome
 from ace_core.recommend.alert import Alert, expect_failure
 
-SOURCES = ("reference", "default", "policy", "expert")
+SOURCES = ("reference", "default", "policy", "expert", "flex")
 """where a candidate comes from: doing nothing (the reference), reconnect-or-nothing (the
-default move), the policy's most likely actions, the greedy expert's best simulated ones"""
+default move), the policy's most likely actions, the greedy expert's best simulated ones, the
+continuous moves tried when topology is not enough (:mod:`ace_core.recommend.flex`)"""
 
 
 def outcome_words(outcome: Outcome) -> str:

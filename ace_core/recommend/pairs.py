@@ -78,5 +78,11 @@ def pair_proposals(
     return out
 
 
+def pair_action(proposal: Proposal, space: ActionSpace, g2op_space):
+    """grid2op's action for a pair: its two actions together."""
+    first, second = proposal.parts
+    return space.to_grid2op(first, g2op_space) + space.to_grid2op(second, g2op_space)
+
+
 def _substation(space: ActionSpace, index: int) -> int | None:
     return int(space.bits_of(index)[0]) if index > space.n_line else None

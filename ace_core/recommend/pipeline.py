@@ -51,9 +51,9 @@ from ace_core.grid.lookahead import ForecastSeries, skipped_look_ahead
 from ace_core.grid.outcome import failure, outcome_of
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
-from ace_core.recommend.flex import best_single, flex_action, flex_proposals, with_move
+from ace_core.recommend.flex import best_single, flex_action, flex_proposals, held_output, with_move
 from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet
-from ace_core.recommend.pairs import POOL, pair_proposals, pairs_needed
+from ace_core.recommend.pairs import POOL, pair_action, pair_proposals, pairs_needed
 from ace_core.recommend.ranking import rank, rejection
 from ace_core.recommend.stages import looked_ahead, solver_ms, solver_seconds, state_security
 from ace_core.rl.sac import SAC
@@ -349,56 +349,43 @@ class RecommendationPipeline:
             action = (actions or {}).get(candidate.action_index)
             if action is None:
                 action = self.space.to_grid2op(candidate.action_index, self.g2op_space)
-            start = grids.get(candidate.action_index)
-            looked.append(replace(candidate, look_ahead=looked_ahead(obs, action, series, forecast, start)))
+            start, hold = grids.get(candidate.action_index), held_output(obs, candidate.move)
+            trajectory = looked_ahead(obs, action, series, forecast, start, hold)
+            looked.append(replace(candidate, look_ahead=trajectory))
         return looked
 
     # ----- 5. pairs and continuous moves, when no single move is safe -----
     def _beyond_singles(
         self, obs, forecast, singles: list[Candidate], recommendations, timings: dict[str, float]
     ) -> tuple[list[Candidate], list[str]]:
-        """Pairs of the best single moves and continuous moves, judged; a note for each kind."""
-        found, notes = [], []
-        if self.config.pairs:
-            paired_at = time.perf_counter()
-            pairs = self._pairs(obs, forecast, singles, timings)
-            timings["pairs_ms"] = (time.perf_counter() - paired_at) * 1000
+        """Pairs of the best single moves (:mod:`ace_core.recommend.pairs`) and continuous moves
+        (:mod:`ace_core.recommend.flex`), each judged like any candidate; a note for each kind."""
+        config, found, notes = self.config, [], []
+        if config.pairs:
+            started = time.perf_counter()
+            limits = {"max_subs": self.max_subs, "max_lines": self.max_lines}
+            proposals = pair_proposals(
+                singles, self.space, **limits, budget=config.pairs, pool=config.pair_pool
+            )
+            pairs = self._judge(obs, forecast, proposals, pair_action, timings)
+            timings["pairs_ms"] = (time.perf_counter() - started) * 1000
             notes.append(f"no single move clears the overloads: {len(pairs)} pair(s) of the best tried")
             found += pairs
-        if self.config.flex:
-            flexed_at = time.perf_counter()
-            proposals = flex_proposals(
-                obs, self.g2op_space, best_single(recommendations), count=self.config.flex
-            )
-            actions = [flex_action(p, self.space, self.g2op_space) for p in proposals]
-            moves = self._judge(obs, forecast, proposals, actions, timings)
-            timings["flex_ms"] = (time.perf_counter() - flexed_at) * 1000
+        if config.flex:
+            started = time.perf_counter()
+            proposals = flex_proposals(obs, self.g2op_space, best_single(recommendations), count=config.flex)
+            moves = self._judge(obs, forecast, proposals, flex_action, timings)
+            timings["flex_ms"] = (time.perf_counter() - started) * 1000
             notes.append(f"topology is not enough: {len(moves)} continuous move(s) tried")
             found += moves
         return found, notes
 
-    def _pairs(self, obs, forecast, singles: list[Candidate], timings: dict[str, float]) -> list[Candidate]:
-        """Pairs of the best single moves (:mod:`ace_core.recommend.pairs`), judged."""
-        proposals = pair_proposals(
-            singles,
-            self.space,
-            max_subs=self.max_subs,
-            max_lines=self.max_lines,
-            budget=self.config.pairs,
-            pool=self.config.pair_pool,
-        )
-        actions = [
-            self.space.to_grid2op(p.parts[0], self.g2op_space)
-            + self.space.to_grid2op(p.parts[1], self.g2op_space)
-            for p in proposals
-        ]
-        return self._judge(obs, forecast, proposals, actions, timings)
-
-    def _judge(self, obs, forecast, proposals: list[Proposal], actions: list, timings) -> list[Candidate]:
-        """``proposals`` (played as ``actions``) simulated one step ahead in one batch, screened for
-        N-1 and looked ahead like any candidate."""
+    def _judge(self, obs, forecast, proposals: list[Proposal], to_grid2op, timings) -> list[Candidate]:
+        """``proposals`` (played as ``to_grid2op(proposal, space, g2op_space)``) simulated one step
+        ahead in one batch, screened for N-1 and looked ahead like any candidate."""
         if not proposals:
             return []
+        actions = [to_grid2op(p, self.space, self.g2op_space) for p in proposals]
         candidates, grids = self._simulate(obs, proposals, actions, n_proposed=len(proposals))
         candidates = self._screen(candidates, grids, timings)
         by_index = {p.action_index: action for p, action in zip(proposals, actions)}

@@ -9,13 +9,15 @@ from grid2op.Exceptions import Grid2OpException
 
 from ace_core.grid.contingency import N1Screen
 from ace_core.grid.forecasts import ForecastInfo
-from ace_core.grid.lookahead import ForecastSeries, LookAhead, look_ahead, skipped_look_ahead
+from ace_core.grid.lookahead import ForecastSeries, Hold, LookAhead, look_ahead, skipped_look_ahead
 from ace_core.recommend.outcomes import Candidate, StateSecurity
 
 
-def looked_ahead(obs, action, series: ForecastSeries, forecast: ForecastInfo, start) -> LookAhead:
+def looked_ahead(
+    obs, action, series: ForecastSeries, forecast: ForecastInfo, start, hold: Hold | None = None
+) -> LookAhead:
     try:
-        return look_ahead(obs, action, series, forecast, start)
+        return look_ahead(obs, action, series, forecast, start, hold)
     except (Grid2OpException, RuntimeError, ValueError) as exc:
         # a grid the simulator cannot step: say so, keep the feed running
         reason = f"the simulator failed: {str(exc).splitlines()[0][:200]}"

@@ -178,7 +178,16 @@
   function lineList(ids) {
     return ids.map(function (i) { return view.layout && view.layout.lines[i] ? view.layout.lines[i].name : String(i); }).join(", ");
   }
-  var SOURCE_WORDS = { policy: "policy", expert: "expert", both: "policy + expert", "default": "reconnect" };
+  var SOURCE_WORDS = { policy: "policy", expert: "expert", both: "policy + expert", "default": "reconnect", flex: "continuous move" };
+  // a continuous move's cost, e.g. "12.0 MW redispatched, 480 EUR/h"
+  function costWords(cost) {
+    var parts = [];
+    if (cost.redispatched_mw) { parts.push(cost.redispatched_mw.toFixed(1) + " MW redispatched"); }
+    if (cost.curtailed_mw) { parts.push(cost.curtailed_mw.toFixed(1) + " MW curtailed"); }
+    if (cost.storage_mw) { parts.push(cost.storage_mw.toFixed(1) + " MW from storage"); }
+    if (!parts.length) { parts.push("0.0 MW moved"); }
+    return parts.join(", ") + ", " + Math.round(cost.euros_per_hour) + " EUR/h";
+  }
 
   // ----- the step's assessment: forecast, doing nothing, the grid's N-1, rejected candidates -----
   // (steps leave out the fields webapp.live.session_messages.ASSESSMENT_HIDDEN names, as a card's
@@ -335,6 +344,7 @@
     if (rec.new_overloads.length) { facts += " · creates overloads on " + lineList(rec.new_overloads); }
     if (!rec.lines_relieved.length && !rec.new_overloads.length) { facts += " · no overload relieved or created"; }
     body.appendChild(el("p", { "class": "rec-facts" }, facts));
+    if (figures.cost) { body.appendChild(el("p", { "class": "rec-cost" }, costWords(figures.cost))); }
     body.appendChild(el("p", { "class": "rec-n1" + (figures.n1 && !figures.n1.secure ? " warn" : "") }, n1Words(figures.n1)));
     body.appendChild(lookAheadBox(figures.look_ahead));
     if (rec.error) { body.appendChild(el("p", { "class": "error" }, rec.error)); }
@@ -398,6 +408,57 @@
     lines.textContent = "";
     view.layout.lines.forEach(function (line) { lines.appendChild(el("option", { value: line.id }, line.id + " · " + line.name)); });
     fillElements();
+    fillMoveKinds();
+  }
+  // ----- a continuous move beside the action: only the kinds this grid has units for -----
+  function moveUnits(kind) {
+    var layout = view.layout || {};
+    if (!layout.move_kinds || layout.move_kinds.indexOf(kind) < 0) { return []; }
+    if (kind === "storage") { return layout.storages || []; }
+    return (layout.generators || []).filter(function (g) { return kind === "curtail" ? g.renewable : g.redispatchable; });
+  }
+  function fillMoveKinds() {
+    var any = false;
+    Array.prototype.forEach.call($("wi-move-kind").options, function (option) {
+      if (!option.value) { return; }
+      option.hidden = option.disabled = !moveUnits(option.value).length;
+      any = any || !option.disabled;
+    });
+    $("wi-move").hidden = !any;
+    if (!any) { $("wi-move-kind").value = ""; }
+    fillMoveUnits();
+  }
+  function fillMoveUnits(unit) {
+    var kind = $("wi-move-kind").value;
+    $("wi-move-setpoint").hidden = !kind;
+    var select = $("wi-move-unit");
+    select.textContent = "";
+    moveUnits(kind).forEach(function (u) { select.appendChild(el("option", { value: u.id }, u.id + " · " + u.name + " (" + u.raw + ")")); });
+    if (unit !== undefined) { select.value = String(unit); }
+    showMoveLimits();
+  }
+  function showMoveLimits() {
+    var kind = $("wi-move-kind").value;
+    var unit = moveUnits(kind).filter(function (u) { return String(u.id) === $("wi-move-unit").value; })[0];
+    var text = "";
+    if (unit && kind === "redispatch") { text = "ramp +" + unit.ramp_up + " / −" + unit.ramp_down + " MW per step, Pmax " + unit.pmax + " MW"; }
+    if (unit && kind === "curtail") { text = "from 0 to its Pmax " + unit.pmax + " MW"; }
+    if (unit && kind === "storage") { text = "from −" + unit.max_p_prod + " MW (discharging) to +" + unit.max_p_absorb + " MW (charging)"; }
+    $("wi-move-limits").textContent = text;
+  }
+  function composedMove() {
+    var kind = $("wi-move-kind").value;
+    var mw = Number($("wi-move-mw").value);
+    if ($("wi-move").hidden || !kind || $("wi-move-unit").value === "" || !isFinite(mw)) { return null; }
+    var move = {};
+    move[kind] = [[Number($("wi-move-unit").value), mw]];
+    return move;
+  }
+  function fillMove(move) {
+    var kind = move ? ["redispatch", "curtail", "storage"].filter(function (k) { return move[k] && move[k].length; })[0] : "";
+    $("wi-move-kind").value = kind || "";
+    fillMoveUnits(kind ? move[kind][0][0] : undefined);
+    $("wi-move-mw").value = kind ? String(move[kind][0][1]) : "0";
   }
   function fillElements(chosen) {
     var sub = view.layout.substations[Number($("wi-sub").value)];
@@ -435,8 +496,15 @@
       $("wi-kind").value = "nothing";
     }
     showKind();
+    fillMove(action.move);
   }
   function composed() {
+    var action = composedAction();
+    var move = composedMove();
+    if (move) { action.move = move; }
+    return action;
+  }
+  function composedAction() {
     var kind = $("wi-kind").value;
     if (kind === "topology") {
       var set = [];
@@ -463,8 +531,9 @@
       var text = "«" + w.description + "» at step " + w.step + ": max rho " + pct(w.max_rho_before) + " → " + pct(w.max_rho_after);
       text += w.overloads_after.length ? " · overloads after: lines " + w.overloads_after.join(", ") : " · no overload after";
       if (w.lines_relieved.length) { text += " · relieves " + w.lines_relieved.join(", "); }
-      if (w.stale) { text += " (the grid has moved on since)"; }
       var figures = w.figures || {};
+      if (figures.cost) { text += " · " + costWords(figures.cost); }
+      if (w.stale) { text += " (the grid has moved on since)"; }
       result.className = w.max_rho_after >= 1 || figures.rejected_because ? "warn" : "ok";
       result.textContent = "";
       result.appendChild(el("span", {}, text));
@@ -570,6 +639,8 @@
 
   $("wi-kind").addEventListener("change", showKind);
   $("wi-sub").addEventListener("change", function () { fillElements(); });
+  $("wi-move-kind").addEventListener("change", function () { fillMoveUnits(); });
+  $("wi-move-unit").addEventListener("change", showMoveLimits);
   $("wi-simulate").addEventListener("click", simulate);
   if ($("wi-apply")) { $("wi-apply").addEventListener("click", applyComposed); }
   document.querySelectorAll(".control").forEach(function (button) {

@@ -190,6 +190,23 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         page.wait_for_function("() => document.getElementById('wi-result').textContent.startsWith('Refused')")
         assert "would island load 0 on bus 2 of substation 1" in page.text_content("#wi-result")
         page.screenshot(path=artifacts / "03-what-if-refused.png", full_page=True)
+        # with a continuous move: its cost beside the figures; past a ramp, refused naming it
+        page.select_option("#wi-el-5", "")
+        page.select_option("#wi-kind", "nothing")
+        assert page.is_visible("#wi-move")  # the sandbox has redispatchable generators
+        page.select_option("#wi-move-kind", "redispatch")
+        page.select_option("#wi-move-unit", "0")
+        assert "ramp +5 / −5 MW per step" in page.text_content("#wi-move-limits")
+        page.fill("#wi-move-mw", "2")
+        page.click("#wi-simulate")
+        page.wait_for_function("() => document.getElementById('wi-result').textContent.includes('EUR/h')")
+        assert "MW redispatched" in page.text_content("#wi-result")
+        assert "redispatch gen_1_0 +2.0 MW" in page.text_content("#wi-result")
+        page.fill("#wi-move-mw", "50")
+        page.click("#wi-simulate")
+        page.wait_for_function("() => document.getElementById('wi-result').textContent.startsWith('Refused')")
+        assert "past its ramp" in page.text_content("#wi-result")
+        page.select_option("#wi-move-kind", "")
 
         # accept the first playable recommendation, then play one step
         card = page.locator(".rec-card.rec-open", has_not=page.locator(".error")).first

@@ -128,6 +128,19 @@ class FlexMove:
         return "; ".join(words) or "no continuous move"
 
 
+_GRID2OP_TYPES = {"redispatch": "redispatch", "curtail": "curtail", "storage": "set_storage"}
+
+
+def supported_kinds(g2op_space) -> tuple[str, ...]:
+    """The kinds of move the player's action space can play: grid2op silently drops the parts it
+    does not support (``l2rpn_wcci_2020``'s actions have redispatch but neither curtailment nor
+    storage), so a move of another kind would be simulated as doing nothing."""
+    supports = getattr(g2op_space, "supports_type", None)
+    if supports is None:
+        return KINDS
+    return tuple(kind for kind in KINDS if supports(_GRID2OP_TYPES[kind]))
+
+
 def _setpoints(rows: Any, kind: str) -> Setpoints:
     if not isinstance(rows, list | tuple):
         raise FlexMoveError(f"{kind} must be a list of [unit, MW] pairs, e.g. [[0, 5.0]]")

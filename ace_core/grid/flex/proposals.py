@@ -21,11 +21,12 @@ within each ramp, curtailment lifted, storage idle.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 
-from ace_core.grid.flex.moves import STEP_HOURS, FlexMove, refusal
+from ace_core.grid.flex.moves import KINDS, STEP_HOURS, FlexMove, refusal
 from ace_core.grid.flex.sensitivity import Sensitivities
 
 MIN_MW = 0.5
@@ -39,19 +40,22 @@ class Relief:
     """MW of flow the DC model takes off the line"""
 
 
-def relief_moves(obs, sens: Sensitivities, *, count: int = 8, target: float = 0.95) -> list[FlexMove]:
-    """Up to ``count`` moves that take flow off ``obs``'s most loaded line, best first."""
+def relief_moves(
+    obs, sens: Sensitivities, *, count: int = 8, target: float = 0.95, kinds: Collection[str] = KINDS
+) -> list[FlexMove]:
+    """Up to ``count`` moves that take flow off ``obs``'s most loaded line, best first; only moves
+    of ``kinds`` (:func:`~ace_core.grid.flex.moves.supported_kinds` of the player's action space)."""
     line = int(np.argmax(obs.rho))
     rho = float(obs.rho[line])
     if count < 1 or rho < target or rho <= 0:
         return []
     direction = 1.0 if obs.p_or[line] >= 0 else -1.0
     needed = abs(float(obs.p_or[line])) * (1 - target / rho)
-    pairs = _pairs(obs, sens, line, direction, needed)
+    pairs = _pairs(obs, sens, line, direction, needed) if "redispatch" in kinds else []
     singles = [
         *pairs,
-        *_curtailments(obs, sens, line, direction, needed),
-        *_storage(obs, sens, line, direction, needed),
+        *(_curtailments(obs, sens, line, direction, needed) if "curtail" in kinds else []),
+        *(_storage(obs, sens, line, direction, needed) if "storage" in kinds else []),
     ]
     singles.sort(key=lambda r: -r.mw_off)
     combined = _combine(pairs, needed)

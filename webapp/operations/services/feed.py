@@ -223,10 +223,14 @@ def _expiry_reasons(result: StepResult, space: Any) -> dict[str, str]:
     assessment = result.assessment or {}
     reasons = {}
     for entry in assessment.get("also_safe", []):
-        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space, entry.get("move")).to_dict())
+        key = _action_key(
+            card_action(entry["action_index"], entry.get("parts"), space, entry.get("move")).to_dict()
+        )
         reasons[key] = "outranked: the cards shown are safer"
     for entry in assessment.get("rejected", []):
-        key = _action_key(card_action(entry["action_index"], entry.get("parts"), space, entry.get("move")).to_dict())
+        key = _action_key(
+            card_action(entry["action_index"], entry.get("parts"), space, entry.get("move")).to_dict()
+        )
         reasons[key] = f"no longer safer than doing nothing: {entry['rejected_because']}"
     return reasons
 

@@ -1,6 +1,7 @@
 """The simulated figures an operator saw when deciding, kept with the decision and its audit entry:
-the card's (or the what-if's) one-step outcome, N-1 worst case and look-ahead, and the grid's own
-N-1 status and doing nothing's look-ahead at that step, with the kind of forecast behind them."""
+the card's (or the what-if's) one-step outcome, N-1 worst case, look-ahead and the cost of its
+continuous move, if any, and the grid's own N-1 status and doing nothing's look-ahead at that
+step, with the kind of forecast behind them."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def _action_figures(headline: dict[str, Any], figures: dict[str, Any]) -> dict[s
         "n1": _n1_summary(figures.get("n1")),
         "look_ahead": _look_ahead_summary(figures.get("look_ahead")),
         "rejected_because": figures.get("rejected_because") or "",
+        # a continuous move's cost (MW moved, euros per hour), as the card or what-if showed it
+        **({"cost": figures["cost"]} if figures.get("cost") else {}),
     }
 
 
