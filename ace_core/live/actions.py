@@ -185,28 +185,12 @@ def card_action(index: int, parts, space: ActionSpace, move: FlexMove | dict | N
     return absolute_action(index, space)
 
 
-class _Numbered:
-    """Unit names when no grid is at hand: ``generator 3``, ``storage 0``."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-
-    def __getitem__(self, unit: int) -> str:
-        return f"{self.kind} {unit}"
-
-
-class _NumberedUnits:
-    name_gen = _Numbered("generator")
-    name_storage = _Numbered("storage")
-
-
-def describe_action(action: LiveAction, space: ActionSpace, grid=None) -> str:
-    """The action in words; ``grid`` (an observation or grid2op's action space) names the units of
-    a continuous move, else they are numbered."""
+def describe_action(action: LiveAction, space: ActionSpace) -> str:
+    """The action in words, every element by its one name (the space's, :mod:`ace_core.grid.names`)."""
     words = _base_words(action, space)
     if not action.move:
         return words
-    move = action.move.describe(grid if grid is not None else _NumberedUnits())
+    move = action.move.describe(space.names)
     return move if action.kind == "nothing" else f"{words} and {move}"
 
 

@@ -43,7 +43,7 @@ class LegalityRules:
     def _move_refusal(self, obs, move: FlexMove) -> str:
         """The move's limits, then whether this grid's actions can play it at all (grid2op would
         drop the part they do not support and play the rest)."""
-        why = move_refusal(obs, move)
+        why = move_refusal(obs, move, self.space.names)
         if why:
             return why
         for kind in ("redispatch", "curtail", "storage"):

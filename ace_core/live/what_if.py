@@ -68,7 +68,7 @@ def what_if(pipeline: RecommendationPipeline, obs, action: LiveAction, refusal: 
     when that is not empty (the action cannot be played, see :mod:`ace_core.live.legality`)."""
     common = {
         "action": action.to_dict(),
-        "description": describe_action(action, pipeline.space, obs),
+        "description": describe_action(action, pipeline.space),
         "max_rho_before": round(float(np.max(obs.rho)), 4),
     }
     if refusal:

@@ -30,6 +30,7 @@ from ace_core.grid.flex.moves import FlexMove, move_cost, supported_kinds
 from ace_core.grid.flex.proposals import relief_moves
 from ace_core.grid.flex.sensitivity import sensitivities
 from ace_core.grid.lookahead import Hold
+from ace_core.grid.names import ElementNames
 from ace_core.recommend.outcomes import Candidate, Proposal
 
 FIRST_FLEX = -2000
@@ -40,7 +41,9 @@ SOURCE = "flex"
 """a continuous card's source (:data:`ace_core.recommend.outcomes.SOURCES`)"""
 
 
-def flex_proposals(obs, g2op_space, best: Candidate | None, *, count: int) -> list[Proposal]:
+def flex_proposals(
+    obs, g2op_space, best: Candidate | None, *, count: int, names: ElementNames | None = None
+) -> list[Proposal]:
     """Up to ``count`` continuous moves that take flow off ``obs``'s most loaded line, each alone
     and, when there is one, with ``best`` (the safest single move): a :class:`Proposal` with its
     move and cost, described in words."""
@@ -51,7 +54,7 @@ def flex_proposals(obs, g2op_space, best: Candidate | None, *, count: int) -> li
     )
     out: list[Proposal] = []
     for move in moves:
-        words, cost = move.describe(obs), move_cost(obs, move)
+        words, cost = move.describe(names), move_cost(obs, move)
         out.append(Proposal(FIRST_FLEX - len(out), words, (SOURCE,), 0.0, (), move=move, cost=cost))
         if best is not None:
             out.append(
@@ -81,10 +84,10 @@ def flex_action(proposal: Proposal, space: ActionSpace, g2op_space):
     return base + proposal.move.to_grid2op(g2op_space)
 
 
-def with_move(proposal: Proposal, obs, move: FlexMove) -> Proposal:
+def with_move(proposal: Proposal, obs, move: FlexMove, names: ElementNames | None = None) -> Proposal:
     """An operator's ``proposal`` played with ``move``: a card of its own (``action_index`` -1,
     the topology action in ``parts``), described in words, with the move's cost."""
-    words = move.describe(obs)
+    words = move.describe(names)
     index = proposal.action_index
     return replace(
         proposal,

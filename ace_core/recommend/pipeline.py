@@ -205,7 +205,7 @@ class RecommendationPipeline:
             self._substations(index) if index is not None else (),
         )
         if move:
-            operator = with_move(operator, obs, move)
+            operator = with_move(operator, obs, move, self.space.names)
             action = action + move.to_grid2op(self.g2op_space)
         proposals = [Proposal(0, "do nothing", ("reference",), 0.0, ()), operator]
         forecast, _ = self._forecast(obs)
@@ -373,7 +373,9 @@ class RecommendationPipeline:
             found += pairs
         if config.flex:
             started = time.perf_counter()
-            proposals = flex_proposals(obs, self.g2op_space, best_single(recommendations), count=config.flex)
+            proposals = flex_proposals(
+                obs, self.g2op_space, best_single(recommendations), count=config.flex, names=self.space.names
+            )
             moves = self._judge(obs, forecast, proposals, flex_action, timings)
             timings["flex_ms"] = (time.perf_counter() - started) * 1000
             notes.append(f"topology is not enough: {len(moves)} continuous move(s) tried")

@@ -69,10 +69,9 @@ def test_any_action_may_carry_a_continuous_move(sandbox):
     assert to_grid2op(split, space, env.action_space) == space.to_grid2op(
         index, env.action_space
     ) + env.action_space({"redispatch": [(0, 5.0)]})
-    # words: the units by their grid names, numbered without a grid
-    assert describe_action(nothing, space, obs) == "redispatch gen_1_0 +5.0 MW"
+    # words: the units by their one names (ace_core.grid.names), as every other element
     assert describe_action(nothing, space) == "redispatch generator 0 +5.0 MW"
-    assert describe_action(split, space, obs) == f"{space.describe(index)} and redispatch gen_1_0 +5.0 MW"
+    assert describe_action(split, space) == f"{space.describe(index)} and redispatch generator 0 +5.0 MW"
     # without a move, the action is what it always was
     assert parse_action({"kind": "nothing"}, space) == LiveAction("nothing")
     assert parse_action({"kind": "nothing", "move": None}, space) == LiveAction("nothing")
@@ -122,19 +121,19 @@ def test_each_limit_is_refused_in_words_before_simulation(sandbox, storage):
     obs = sandbox[2]
     assert _refusal(sandbox, REDISPATCH) == ""
     assert _refusal(sandbox, {"redispatch": [[0, 8.0]]}) == (
-        "redispatching gen_1_0 by +8.0 MW is past its ramp: it moves by at most +5.0 MW up and "
+        "redispatching generator 0 by +8.0 MW is past its ramp: it moves by at most +5.0 MW up and "
         "-5.0 MW down per step"
     )
     assert _refusal(sandbox, {"curtail": [[0, 10.0]]}) == (
-        "generator gen_1_0 (nuclear) is not renewable: curtailment applies to renewables only; here: "
-        "gen_5_2 (2), gen_5_3 (3), gen_7_4 (4)"
+        "generator 0 (nuclear) is not renewable: curtailment applies to renewables only; here: "
+        "generator 2, generator 3, generator 4"
     )
     assert _refusal(sandbox, {"storage": [[0, 1.0]]}) == (
         "this grid has no storage unit: storage setpoints are not available here"
     )
     assert _refusal(storage, {"storage": [[0, 4.0]]}) == ""
     assert _refusal(storage, {"storage": [[0, 20.0]]}) == (
-        "a setpoint of +20.0 MW on storage_5_0 is outside its power: from -5.0 MW (discharging) to "
+        "a setpoint of +20.0 MW on storage 0 is outside its power: from -5.0 MW (discharging) to "
         "+5.0 MW (charging)"
     )
     assert _refusal(storage, {"storage": [[2, 1.0]]}) == "unknown storage unit 2; this grid has units 0 to 1"
@@ -144,7 +143,7 @@ def test_each_limit_is_refused_in_words_before_simulation(sandbox, storage):
         {"kind": "index", "index": space.n_line + 5, "move": {"curtail": [[2, 999.0]]}}, space
     )
     assert rules.refusal(obs, split) == (
-        "a curtailment of gen_5_2 to 999.0 MW is outside its limit: from 0 to its Pmax 70.0 MW"
+        "a curtailment of generator 2 to 999.0 MW is outside its limit: from 0 to its Pmax 70.0 MW"
     )
 
 
@@ -184,7 +183,7 @@ def test_redispatch_past_pmax_is_refused():
         why = rules.refusal(
             obs, parse_action({"kind": "nothing", "move": {"redispatch": [[gen, 10.0]]}}, space)
         )
-        assert why.startswith("redispatching gen_2_1 by +10.0 MW is past its Pmax: it produces")
+        assert why.startswith("redispatching generator 1 by +10.0 MW is past its Pmax: it produces")
         assert why.endswith(f"so at most {headroom:+.1f} MW up")
     finally:
         env.close()
@@ -195,7 +194,7 @@ def test_what_if_with_a_move_matches_grid2op_and_carries_its_cost(sandbox):
     pipeline = live_pipeline(env, space)
     action = parse_action({"kind": "nothing", "move": {"redispatch": [[0, 5.0], [5, -5.0]]}}, space)
     result = what_if(pipeline, obs, action, rules.refusal(obs, action))
-    assert result.legal and result.description == "redispatch gen_1_0 +5.0 MW, gen_0_5 -5.0 MW"
+    assert result.legal and result.description == "redispatch generator 0 +5.0 MW, generator 5 -5.0 MW"
     sim_obs, _, done, _ = obs.simulate(to_grid2op(action, space, env.action_space))
     assert not done
     data = result.to_dict()

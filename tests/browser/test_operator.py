@@ -201,7 +201,7 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         page.click("#wi-simulate")
         page.wait_for_function("() => document.getElementById('wi-result').textContent.includes('EUR/h')")
         assert "MW redispatched" in page.text_content("#wi-result")
-        assert "redispatch gen_1_0 +2.0 MW" in page.text_content("#wi-result")
+        assert "redispatch generator 0 +2.0 MW" in page.text_content("#wi-result")
         page.fill("#wi-move-mw", "50")
         page.click("#wi-simulate")
         page.wait_for_function("() => document.getElementById('wi-result').textContent.startsWith('Refused')")

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ace_core.errors import AceError
+from ace_core.grid.names import ElementNames
 
 REDISPATCH_PRICE = 40.0
 """euros per MWh redispatched (each generator moved, up or down)"""
@@ -106,22 +107,20 @@ class FlexMove:
             spec["set_storage"] = [(unit, float(mw)) for unit, mw in self.storage]
         return g2op_space(spec)
 
-    def describe(self, obs) -> str:
-        """The move in words with the grid's unit names, e.g. ``redispatch gen_1_0 +5.0 MW``."""
+    def describe(self, names: ElementNames | None = None) -> str:
+        """The move in words with the units' one names (:mod:`ace_core.grid.names`), e.g.
+        ``redispatch generator 0 +5.0 MW``; numbered by kind without ``names``."""
+        gen, storage = _namer(names)
         words = []
         if self.redispatch:
-            words.append(
-                "redispatch " + ", ".join(f"{obs.name_gen[g]} {mw:+.1f} MW" for g, mw in self.redispatch)
-            )
+            words.append("redispatch " + ", ".join(f"{gen(g)} {mw:+.1f} MW" for g, mw in self.redispatch))
         if self.curtail:
-            words.append(
-                "curtail " + ", ".join(f"{obs.name_gen[g]} to {mw:.1f} MW" for g, mw in self.curtail)
-            )
+            words.append("curtail " + ", ".join(f"{gen(g)} to {mw:.1f} MW" for g, mw in self.curtail))
         if self.storage:
             words.append(
                 "storage "
                 + ", ".join(
-                    f"{obs.name_storage[s]} {'charges' if mw >= 0 else 'discharges'} {abs(mw):.1f} MW"
+                    f"{storage(s)} {'charges' if mw >= 0 else 'discharges'} {abs(mw):.1f} MW"
                     for s, mw in self.storage
                 )
             )
@@ -162,31 +161,53 @@ def _setpoints(rows: Any, kind: str) -> Setpoints:
 # ----------------------------------------------------------------------------- limits
 
 
-def refusal(obs, move: FlexMove) -> str:
-    """Why ``move`` cannot be played on ``obs`` (empty when it can), naming the limit."""
+def _namer(names: ElementNames | None, with_id: bool = False):
+    """(generator name, storage name) functions: the grid's one names (followed by the id with
+    ``with_id``, for messages that point at a unit to correct), else numbered by kind."""
+
+    def pick(table, kind: str):
+        return lambda unit: table[unit] if table is not None and 0 <= unit < len(table) else f"{kind} {unit}"
+
+    gen = pick(names.generators if names else None, "generator")
+    storage = pick(names.storages if names else None, "storage")
+    if names is None or not with_id:
+        return gen, storage
+
+    def with_number(name_of, kind: str):
+        return lambda unit: (
+            name_of(unit) if name_of(unit) == f"{kind} {unit}" else f"{name_of(unit)} (id {unit})"
+        )
+
+    return with_number(gen, "generator"), with_number(storage, "storage")
+
+
+def refusal(obs, move: FlexMove, names: ElementNames | None = None) -> str:
+    """Why ``move`` cannot be played on ``obs`` (empty when it can), naming the limit and the unit
+    (by its one name with ``names``, else numbered by kind)."""
     for kind, check in (
         ("redispatch", _redispatch_refusal),
         ("curtail", _curtail_refusal),
         ("storage", _storage_refusal),
     ):
         for unit, mw in getattr(move, kind):
-            why = check(obs, unit, mw)
+            why = check(obs, unit, mw, names)
             if why:
                 return why
     return ""
 
 
-def _redispatch_refusal(obs, gen: int, mw: float) -> str:
+def _redispatch_refusal(obs, gen: int, mw: float, names: ElementNames | None = None) -> str:
+    label, _ = _namer(names, with_id=True)
     redispatchable = np.flatnonzero(obs.gen_redispatchable)
     if not len(redispatchable):
         return "this grid has no redispatchable generator: redispatch is not available here"
     if not 0 <= gen < obs.n_gen:
         return f"unknown generator {gen}; this grid has generators 0 to {obs.n_gen - 1}"
-    name = obs.name_gen[gen]
+    name = label(gen)
     if not obs.gen_redispatchable[gen]:
         kind = obs.gen_type[gen] if getattr(obs, "gen_type", None) is not None else "not redispatchable"
-        return f"generator {name} ({kind}) cannot be redispatched; redispatchable here: " + ", ".join(
-            f"{obs.name_gen[g]} ({g})" for g in redispatchable
+        return f"{name} ({kind}) cannot be redispatched; redispatchable here: " + ", ".join(
+            label(g) for g in redispatchable
         )
     if mw == 0:
         return f"a redispatch of 0 MW on {name} changes nothing"
@@ -204,18 +225,19 @@ def _redispatch_refusal(obs, gen: int, mw: float) -> str:
     return ""
 
 
-def _curtail_refusal(obs, gen: int, mw: float) -> str:
+def _curtail_refusal(obs, gen: int, mw: float, names: ElementNames | None = None) -> str:
+    label, _ = _namer(names, with_id=True)
     renewable = np.flatnonzero(obs.gen_renewable)
     if not len(renewable):
         return "this grid has no renewable generator: curtailment is not available here"
     if not 0 <= gen < obs.n_gen:
         return f"unknown generator {gen}; this grid has generators 0 to {obs.n_gen - 1}"
-    name = obs.name_gen[gen]
+    name = label(gen)
     if not obs.gen_renewable[gen]:
         kind = obs.gen_type[gen] if getattr(obs, "gen_type", None) is not None else "not renewable"
         return (
-            f"generator {name} ({kind}) is not renewable: curtailment applies to renewables only; here: "
-            + ", ".join(f"{obs.name_gen[g]} ({g})" for g in renewable)
+            f"{name} ({kind}) is not renewable: curtailment applies to renewables only; here: "
+            + ", ".join(label(g) for g in renewable)
         )
     pmax = float(obs.gen_pmax[gen])
     if not 0 <= mw <= pmax + 1e-6:
@@ -225,12 +247,13 @@ def _curtail_refusal(obs, gen: int, mw: float) -> str:
     return ""
 
 
-def _storage_refusal(obs, unit: int, mw: float) -> str:
+def _storage_refusal(obs, unit: int, mw: float, names: ElementNames | None = None) -> str:
+    _, label = _namer(names, with_id=True)
     if not obs.n_storage:
         return "this grid has no storage unit: storage setpoints are not available here"
     if not 0 <= unit < obs.n_storage:
         return f"unknown storage unit {unit}; this grid has units 0 to {obs.n_storage - 1}"
-    name = obs.name_storage[unit]
+    name = label(unit)
     absorb, prod = float(obs.storage_max_p_absorb[unit]), float(obs.storage_max_p_prod[unit])
     if mw > absorb + 1e-6 or -mw > prod + 1e-6:
         return f"a setpoint of {mw:+.1f} MW on {name} is outside its power: from -{prod:.1f} MW (discharging) to +{absorb:.1f} MW (charging)"

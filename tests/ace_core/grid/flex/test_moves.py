@@ -49,7 +49,7 @@ def test_malformed_moves_are_refused_with_what_is_accepted(spec, words):
         (FlexMove(redispatch=((0, 6.0),)), "past its ramp: it moves by at most +5.0 MW up"),
         (
             FlexMove(redispatch=((2, 1.0),)),
-            "cannot be redispatched; redispatchable here: gen_1_0 (0), gen_2_1 (1), gen_0_5 (5)",
+            "cannot be redispatched; redispatchable here: generator 0, generator 1, generator 5",
         ),
         (FlexMove(redispatch=((9, 1.0),)), "unknown generator 9; this grid has generators 0 to 5"),
         (FlexMove(redispatch=((0, 0.0),)), "changes nothing"),
