@@ -5,8 +5,11 @@
    of its steps' differences): a run resumed from an earlier checkpoint, a stretch with no report.
    withGaps() puts a null point inside each gap, and every trace sets connectgaps false, so plotly
    breaks the line there instead of drawing a straight segment across it.
+   ema(values, weight) is TensorBoard's smoothing: an exponential moving average debiased at the
+   start (weight 0: the values as they are; 0.99: the smoothest).
    GridCharts.label(name), GridCharts.group(name), GridCharts.withGaps(x, y) -> {x, y},
-   GridCharts.line(x, y, name), GridCharts.points(x, y, name), GridCharts.layout(el, title, yTitle, traces) */
+   GridCharts.line(x, y, name), GridCharts.points(x, y, name), GridCharts.layout(el, title, yTitle, traces),
+   GridCharts.ema(values, weight), GridCharts.COLORS */
 (function () {
   "use strict";
   var GAP_FACTOR = 2;
@@ -52,6 +55,22 @@
     return { type: "scatter", mode: "markers", x: x, y: y, name: name, connectgaps: false, marker: { size: 5 } };
   }
 
+  function ema(values, weight) {
+    var last = 0, count = 0, out = [];
+    values.forEach(function (value) {
+      if (value === null || !isFinite(value)) { out.push(value); return; }
+      last = last * weight + (1 - weight) * value;
+      count += 1;
+      var debias = weight === 1 ? 1 : 1 - Math.pow(weight, count);
+      out.push(last / debias);
+    });
+    return out;
+  }
+
+  // plotly's own colour cycle, set on traces so that a raw trace and its smoothed line match
+  var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf"];
+
   // The legend sits at the foot of the figure, under the step axis and its title, with room
   // made for as many rows as its names need at this chart's width.
   function layout(el, title, yTitle, traces, xTitle) {
@@ -72,5 +91,5 @@
   }
 
   window.GridCharts = { label: label, group: group, withGaps: withGaps, line: line, points: points, layout: layout,
-    GAP_FACTOR: GAP_FACTOR };
+    ema: ema, COLORS: COLORS, GAP_FACTOR: GAP_FACTOR };
 })();

@@ -1,7 +1,11 @@
 /* The run page: live plotly charts fed by the run's websocket (a snapshot, then new rows).
    Every message has a kind and a row id; duplicates are dropped. One chart per meaning, each
    with its unit; episodes are points, metrics are lines broken where the steps jump
-   (chart_series.js). */
+   (chart_series.js). The controls above the charts smooth every series (TensorBoard's EMA, the
+   raw values faint behind), switch the y axes to a log scale, and put the decisions taken or the
+   wall clock on the x axis (both read from the metric reports, linear between them); each chart's
+   data downloads as CSV from its toolbar. While the run trains, the progress line shows the time
+   left at the pace of its recent metric reports. */
 (function () {
   "use strict";
   var root = document.getElementById("charts");
@@ -20,7 +24,7 @@
   var attemptEl = document.getElementById("run-attempt");
   var errorEl = document.getElementById("run-error");
   var liveEl = document.getElementById("live-state");
-  var totalSteps = 0;
+  var totalSteps = parseInt((document.getElementById("run-total") || {}).textContent, 10) || 0;
   var link = null;
   var ACTIVE = ["queued", "running"];
   // When the run ends (or is resumed) after the page was rendered, reload it so the actions
@@ -87,7 +91,7 @@
     el.hidden = false;
   }
 
-  // One trace per metric, in words, broken where the steps jump (GridCharts.withGaps).
+  // One series per metric, in words (drawn as a line broken where the steps jump: GridCharts.withGaps).
   function metricSeries(filter) {
     var series = {};
     data.metrics.slice().sort(byStep).forEach(function (point) {
@@ -100,7 +104,7 @@
       });
     });
     return Object.keys(series).sort().map(function (name) {
-      return Charts.line(series[name].x, series[name].y, Charts.label(name));
+      return { kind: "line", key: name, x: series[name].x, y: series[name].y, name: Charts.label(name) };
     });
   }
 
@@ -119,7 +123,10 @@
   var isSpeed = oneOf(["charts/SPS"]);
   var isValidation = oneOf(["eval/validation_survival"]);
 
-  function chartTraces() {
+  function renamed(series, name) { return series.map(function (one) { one.name = name; return one; }); }
+
+  // What each chart shows, by environment step: {kind: "points" | "line", key (a metric's name), x, y, name}.
+  function chartSeries() {
     var episodes = data.episodes.slice().sort(byStep);
     var refinements = data.refinements.slice().sort(byStep);
     var accepted = 0;
@@ -131,51 +138,188 @@
     });
     var steps = episodes.map(function (e) { return e.step; });
     // episodes are points: each stands alone, so none is joined to the next
+    function episodePoints(y, name) { return episodes.length ? [{ kind: "points", x: steps, y: episodes.map(y), name: name }] : []; }
     return {
-      "chart-reward": episodes.length ? [Charts.points(steps, episodes.map(function (e) { return e.reward; }), "episode")] : [],
-      "chart-survival": (episodes.length ? [Charts.points(steps,
-        episodes.map(function (e) { return e.max_steps ? e.steps_survived / e.max_steps : 0; }), "training episode")] : [])
-        .concat(metricSeries(isValidation).map(function (trace) { trace.name = "validation days"; return trace; })),
+      "chart-reward": episodePoints(function (e) { return e.reward; }, "episode"),
+      "chart-survival": episodePoints(function (e) { return e.max_steps ? e.steps_survived / e.max_steps : 0; }, "training episode")
+        .concat(renamed(metricSeries(isValidation), "validation days")),
       "chart-losses": metricSeries(isLoss),
       "chart-entropy": metricSeries(isEntropy),
       "chart-alpha": metricSeries(isAlpha),
       "chart-llm": metricSeries(isLlmCalls),
       "chart-refinements": metricSeries(isRefinementCounts),
-      "chart-acceptance": (refinements.length ? [Charts.line(shareX, shareY, "accepted by simulation, refinements so far")] : [])
-        .concat(metricSeries(isAcceptance).map(function (trace) { trace.name = "accepted by simulation, as the trainer reports"; return trace; })),
+      "chart-acceptance": (refinements.length ? [{ kind: "line", x: shareX, y: shareY, name: "accepted by simulation, refinements so far" }] : [])
+        .concat(renamed(metricSeries(isAcceptance), "accepted by simulation, as the trainer reports")),
       "chart-llm-time": metricSeries(isLlmTime),
       "chart-speed": metricSeries(isSpeed)
     };
   }
 
   var FRACTIONS = ["chart-survival", "chart-acceptance"];
+  var EPISODE_CHARTS = ["chart-reward", "chart-survival"];
+
+  // --- the controls: smoothing (TensorBoard's EMA), log scale, x axis of steps, decisions or wall clock ---
+  var smoothingEl = document.getElementById("chart-smoothing");
+  var smoothingOut = document.getElementById("chart-smoothing-value");
+  var logEl = document.getElementById("chart-log");
+  var xEl = document.getElementById("chart-x");
+  var X_TITLES = { step: "environment step", decisions: "decisions", time: "wall clock (UTC)" };
+
+  function controls() {
+    return {
+      smoothing: smoothingEl ? Math.min(0.99, Math.max(0, parseFloat(smoothingEl.value) || 0)) : 0,
+      log: logEl ? logEl.checked : false,
+      x: xEl ? xEl.value : "step"
+    };
+  }
+
+  // (step, value) pairs known from the metric reports: the decisions taken, or when it was reported.
+  function knownAt(read) {
+    var steps = [], values = [];
+    data.metrics.slice().sort(byStep).forEach(function (point) {
+      var value = read(point);
+      if (value === null || value === undefined || !isFinite(value)) { return; }
+      steps.push(point.step);
+      values.push(value);
+    });
+    return { steps: steps, values: values };
+  }
+
+  // The value at ``step``, linear between the known steps around it, the nearest beyond them.
+  function interpolate(known, step) {
+    var n = known.steps.length;
+    if (!n) { return null; }
+    if (step <= known.steps[0]) { return known.values[0]; }
+    if (step >= known.steps[n - 1]) { return known.values[n - 1]; }
+    var lo = 0, hi = n - 1;
+    while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (known.steps[mid] <= step) { lo = mid; } else { hi = mid; } }
+    var span = known.steps[hi] - known.steps[lo];
+    var share = span ? (step - known.steps[lo]) / span : 0;
+    return known.values[lo] + share * (known.values[hi] - known.values[lo]);
+  }
+
+  function axis(mode) {
+    if (mode === "decisions") { return knownAt(function (point) { return point.values["charts/decisions"]; }); }
+    if (mode === "time") { return knownAt(function (point) { return point.time ? Date.parse(point.time) : null; }); }
+    return null;
+  }
+
+  function csvLink(id, series) {
+    if (EPISODE_CHARTS.indexOf(id) >= 0) { return root.dataset.episodesCsv; }
+    var keys = series.map(function (one) { return one.key; }).filter(function (key) { return key; });
+    return root.dataset.metricsCsv + (keys.length ? "?keys=" + keys.map(encodeURIComponent).join(",") : "");
+  }
+
+  // Plotly traces of a chart's series under the controls: x mapped to the chosen axis, and with
+  // smoothing the raw values faint behind their smoothed line (one colour, one legend entry).
+  function traces(series, chosen, known) {
+    var out = [];
+    series.forEach(function (one, i) {
+      var x = known ? one.x.map(function (step) { return interpolate(known, step); }) : one.x;
+      var color = Charts.COLORS[i % Charts.COLORS.length];
+      var raw = one.kind === "points" ? Charts.points(x, one.y, one.name) : Charts.line(x, one.y, one.name);
+      raw.marker = Object.assign({}, raw.marker || {}, { color: color });
+      raw.line = { color: color };
+      raw.legendgroup = one.name;
+      if (chosen.smoothing > 0 && one.y.length > 1) {
+        raw.opacity = 0.25;
+        raw.showlegend = false;
+        var smooth = Charts.line(x, Charts.ema(one.y, chosen.smoothing), one.name);
+        smooth.mode = "lines";
+        smooth.line = { color: color, width: 2 };
+        smooth.legendgroup = one.name;
+        smooth.meta = "smoothed";
+        out.push(raw, smooth);
+      } else {
+        out.push(raw);
+      }
+    });
+    return out;
+  }
+
+  // The time left while the run trains, at the pace of its last ETA_REPORTS metric reports.
+  var etaEl = document.getElementById("run-eta");
+  var ETA_REPORTS = 10;
+  function duration(seconds) {
+    if (seconds < 90) { return Math.max(1, Math.round(seconds)) + " s"; }
+    if (seconds < 90 * 60) { return Math.round(seconds / 60) + " min"; }
+    var minutes = Math.round(seconds / 60);
+    return Math.floor(minutes / 60) + " h " + (minutes % 60) + " min";
+  }
+  function showEta() {
+    if (!etaEl) { return; }
+    var text = "";
+    var timed = data.metrics.filter(function (point) { return point.time; }).sort(byStep);
+    if (statusEl.textContent.trim() === "running" && totalSteps && timed.length >= 2) {
+      var last = timed[timed.length - 1];
+      var first = timed[Math.max(0, timed.length - 1 - ETA_REPORTS)];
+      var seconds = (Date.parse(last.time) - Date.parse(first.time)) / 1000;
+      var pace = seconds > 0 ? (last.step - first.step) / seconds : 0;
+      var done = Math.max(last.step, parseInt(progressEl.textContent, 10) || 0);
+      if (pace > 0 && done < totalSteps) {
+        text = "· about " + duration((totalSteps - done) / pace) + " left at " +
+          (pace >= 10 ? Math.round(pace) : pace.toFixed(1)) + " steps per second";
+      }
+    }
+    etaEl.textContent = text;
+    etaEl.hidden = !text;
+  }
 
   var pending = false;
   function draw() {
+    showEta();
     pending = false;
-    var traces = chartTraces();
+    var chosen = controls();
+    var decisions = axis("decisions");
+    if (xEl) {
+      xEl.querySelector('option[value="decisions"]').disabled = !decisions.steps.length;
+      if (chosen.x === "decisions" && !decisions.steps.length) { xEl.value = "step"; chosen.x = "step"; }
+    }
+    var known = chosen.x === "step" ? null : (chosen.x === "decisions" ? decisions : axis("time"));
+    if (known && !known.steps.length) { known = null; chosen.x = "step"; }
+    var all = chartSeries();
     var total = 0;
-    Object.keys(traces).forEach(function (id) {
+    Object.keys(all).forEach(function (id) {
       var el = document.getElementById(id);
-      var points = traces[id].reduce(function (n, trace) {
-        return n + trace.y.filter(function (v) { return v !== null; }).length;
-      }, 0);
+      var series = all[id];
+      var points = series.reduce(function (n, one) { return n + one.y.length; }, 0);
       total += points;
       el.dataset.points = points;
+      el.dataset.csv = csvLink(id, series);
       if (!points) {
         if (!el.dataset.empty) { el.innerHTML = '<p class="muted chart-empty">' + el.dataset.title + ": no data yet</p>"; el.dataset.empty = "1"; }
         return;
       }
       if (el.dataset.empty) { el.innerHTML = ""; delete el.dataset.empty; }
-      var layout = Charts.layout(el, el.dataset.title, el.dataset.y, traces[id]);
-      if (FRACTIONS.indexOf(id) >= 0) { layout.yaxis.range = [0, 1.05]; }
-      window.Plotly.react(el, traces[id], layout, { displaylogo: false, responsive: true });
+      var shown = traces(series, chosen, known);
+      var layout = Charts.layout(el, el.dataset.title, el.dataset.y, shown.filter(function (t) { return t.showlegend !== false; }), X_TITLES[chosen.x]);
+      layout.showlegend = series.length > 1;
+      if (chosen.x === "time") { layout.xaxis.type = "date"; }
+      if (chosen.log) { layout.yaxis.type = "log"; }
+      else if (FRACTIONS.indexOf(id) >= 0) { layout.yaxis.range = [0, 1.05]; }
+      var csv = el.dataset.csv;
+      var config = { displaylogo: false, responsive: true, modeBarButtonsToAdd: [{
+        name: "Download the chart's data as CSV", icon: window.Plotly.Icons.disk,
+        click: function () { window.location.href = csv; }
+      }] };
+      window.Plotly.react(el, shown, layout, config);
     });
     root.dataset.points = total;
+    root.dataset.smoothing = chosen.smoothing;
+    root.dataset.x = chosen.x;
   }
   function scheduleDraw() {
     if (!pending) { pending = true; setTimeout(draw, 200); }
   }
+
+  if (smoothingEl) {
+    smoothingEl.addEventListener("input", function () {
+      smoothingOut.textContent = controls().smoothing.toFixed(2);
+      scheduleDraw();
+    });
+  }
+  if (logEl) { logEl.addEventListener("change", draw); }
+  if (xEl) { xEl.addEventListener("change", draw); }
 
   link = window.GridLive.connect(root.dataset.socketPath, {
     onState: function (text) { liveEl.textContent = text; },

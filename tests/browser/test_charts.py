@@ -5,11 +5,16 @@ the step axis title stays clear of the legend."""
 from __future__ import annotations
 
 import statistics
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
 
 from ace_core.events import EpisodeEvent, MetricsEvent
 from tests.browser.conftest import browser, log_in
 from tests.webapp.conftest import tiny_config
 from webapp.accounts.services import role_groups_sync, user_create_with_role
+from webapp.training.models import MetricPoint, TrainingRun
 from webapp.training.services.events import episode_record, metrics_record
 from webapp.training.services.runs import run_launch
 
@@ -65,6 +70,7 @@ def _record_run(engineer, label: str, resumed_at: int) -> int:
             "llm/acceptance_rate": 0.5,
             "llm/call_seconds": 0.8,
             "eval/validation_survival": 0.3 + 0.01 * i,
+            "charts/decisions": float(8 * i),
         }
         metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values=values))
     return run.pk
@@ -151,3 +157,80 @@ def test_no_chart_joins_points_across_a_gap(process_env, server, artifacts, tmp_
         )
         assert [heading for heading, _ in menu] == ["training progress", "validation", "LLM", "losses"]
         assert all("/" not in option for _, options in menu for option in options)
+
+
+# a chart's traces with what the controls change: opacity, legend, axis types and titles
+READ_CONTROLLED = """(id) => { const el = document.getElementById(id); return {
+  traces: Array.from(el.data).map(t => ({name: t.name, opacity: t.opacity === undefined ? 1 : t.opacity,
+    showlegend: t.showlegend !== false, meta: t.meta || '', mode: t.mode, connectgaps: t.connectgaps,
+    x: Array.from(t.x), y: Array.from(t.y).map(v => (v === undefined ? null : v))})),
+  yType: el.layout.yaxis.type || 'linear', xType: el.layout.xaxis.type || 'linear',
+  xTitle: el.layout.xaxis.title.text }; }"""
+
+
+def test_chart_controls_smooth_switch_to_log_and_change_the_x_axis_and_the_eta_shows(
+    process_env, server, artifacts, tmp_path
+):
+    role_groups_sync()
+    engineer = user_create_with_role(username="eng", password=PASSWORD, role="engineer")
+    run = _record_run(engineer, "controls", resumed_at=700)
+    # training, halfway: the reports 10 s apart, 50 steps each (5 steps per second)
+    TrainingRun.objects.filter(pk=run).update(status="running", total_steps=2000, progress_step=1000)
+    start = timezone.now() - timedelta(hours=1)
+    for index, point in enumerate(MetricPoint.objects.filter(run_id=run).order_by("step")):
+        MetricPoint.objects.filter(pk=point.pk).update(created_at=start + timedelta(seconds=10 * index))
+
+    with browser(tmp_path) as page:
+        log_in(page, server, "eng", PASSWORD)
+        page.goto(f"{server}/runs/{run}/")
+        page.wait_for_selector("#chart-speed .main-svg")
+        # the time left at the pace of the last 10 reports: 750 steps in 100 s, 1000 steps to go
+        assert page.text_content("#run-eta") == "· about 2 min left at 7.5 steps per second"
+        raw = page.evaluate(READ_CONTROLLED, "chart-speed")["traces"]
+        assert len(raw) == 1 and raw[0]["opacity"] == 1
+
+        # TensorBoard's EMA: the raw values faint behind the smoothed line, one legend entry each
+        page.eval_on_selector(
+            "#chart-smoothing", "el => { el.value = '0.6'; el.dispatchEvent(new Event('input')); }"
+        )
+        page.wait_for_function("() => document.getElementById('charts').dataset.smoothing === '0.6'")
+        assert page.text_content("#chart-smoothing-value") == "0.60"
+        speed = page.evaluate(READ_CONTROLLED, "chart-speed")["traces"]
+        assert [(t["opacity"], t["showlegend"], t["meta"]) for t in speed] == [
+            (0.25, False, ""),
+            (1, True, "smoothed"),
+        ]
+        values = [v for v in speed[0]["y"] if v is not None]
+        smoothed = [v for v in speed[1]["y"] if v is not None]
+        expected, last = [], 0.0
+        for count, value in enumerate(values, start=1):
+            last = 0.6 * last + 0.4 * value
+            expected.append(last / (1 - 0.6**count))
+        assert smoothed == pytest.approx(expected)
+        assert speed[1]["y"].count(None) == speed[0]["y"].count(None) > 0  # the gap stays open
+        reward = page.evaluate(READ_CONTROLLED, "chart-reward")["traces"]
+        assert [t["mode"] for t in reward] == [
+            "markers",
+            "lines",
+        ]  # episodes: points, and their smoothed line
+        _check_charts(page.evaluate(READ_CHARTS))
+
+        page.check("#chart-log")
+        page.wait_for_function("() => document.getElementById('chart-losses').layout.yaxis.type === 'log'")
+        assert page.evaluate(READ_CONTROLLED, "chart-survival")["yType"] == "log"
+
+        # decisions: read from the charts/decisions metric (8 per report of 50 steps here)
+        page.select_option("#chart-x", "decisions")
+        page.wait_for_function("() => document.getElementById('charts').dataset.x === 'decisions'")
+        speed = page.evaluate(READ_CONTROLLED, "chart-speed")
+        assert speed["xTitle"] == "decisions"
+        assert [x for x, y in zip(speed["traces"][0]["x"], speed["traces"][0]["y"]) if y is not None][:3] == [
+            0,
+            8,
+            16,
+        ]
+        page.select_option("#chart-x", "time")
+        page.wait_for_function("() => document.getElementById('charts').dataset.x === 'time'")
+        speed = page.evaluate(READ_CONTROLLED, "chart-speed")
+        assert (speed["xType"], speed["xTitle"]) == ("date", "wall clock (UTC)")
+        page.screenshot(path=artifacts / "01-controls.png", full_page=True)

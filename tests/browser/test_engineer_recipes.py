@@ -119,6 +119,17 @@ def test_engineer_compares_two_evaluated_runs(process_env, server, artifacts, tm
         page.click("#compare")
         page.wait_for_url(f"{server}/runs/compare/?run=*")
 
+        # the settings that differ, above the curves: the two runs differ by their seed alone
+        settings = page.locator("#config-diff tbody tr")
+        assert settings.count() == 1
+        runs = [text.strip() for text in page.locator("#config-diff thead th").all_text_contents()]
+        cells = [text.strip() for text in settings.first.locator("th, td").all_text_contents()]
+        assert dict(zip(runs, cells)) == {
+            "Setting": "seed",
+            f"#{first.pk} seed 0": "0",
+            f"#{second.pk} seed 1": "1",
+        }
+
         # one trace per run on each chart, drawn by plotly
         page.wait_for_selector("#compare-survival .main-svg")
         assert page.get_attribute("#compare-survival", "data-traces") == "2"

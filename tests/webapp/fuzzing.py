@@ -34,6 +34,7 @@ from webapp.operations.forms import SessionStartForm
 from webapp.operations.views import _JsonAction
 from webapp.review.forms import DecisionForm
 from webapp.training.forms import DeployForm, EvaluationForm, MineForm, RollbackForm, TrainConfigForm
+from webapp.training.run_forms import RunNotesForm
 
 EXAMPLES = int(os.environ.get("GRIDACE_FUZZ_EXAMPLES", "20"))
 
@@ -41,6 +42,7 @@ FORMS = {
     "accounts:login": LoginForm,
     "training:run_launch": TrainConfigForm,
     "training:run_evaluate": EvaluationForm,
+    "training:run_notes": RunNotesForm,
     "training:checkpoint_deploy": DeployForm,
     "training:deployment_rollback": RollbackForm,
     "training:mine_launch": MineForm,
@@ -52,6 +54,11 @@ FORMS = {
 QUERY_KEYS = [
     "status",
     "page",
+    "grid",
+    "recipe",
+    "tag",
+    "sort",
+    "keys",
     "run",
     "mine",
     "env",

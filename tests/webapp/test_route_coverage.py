@@ -37,6 +37,9 @@ ROUTES: dict[str, tuple[str, str]] = {
     "training:run_cancel": ("engineer", "post"),
     "training:run_resume": ("engineer", "post"),
     "training:run_evaluate": ("engineer", "post"),
+    "training:run_notes": ("engineer", "post"),
+    "training:run_metrics_csv": ("engineer", "get"),
+    "training:run_episodes_csv": ("engineer", "get"),
     "training:checkpoint_deploy": ("engineer", "post"),
     "training:deployment_rollback": ("engineer", "post"),
     "training:mine_list": ("engineer", "get"),
@@ -55,6 +58,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "operations:replay": ("viewer", "get"),
     "operations:summary": ("viewer", "get"),
     "operations:export": ("viewer", "get"),
+    "operations:day_compare": ("viewer", "get"),
     "operations:control": ("controller", "post"),
     "operations:decide": ("operator", "post"),
     "operations:what_if": ("operator", "post"),
@@ -191,7 +195,7 @@ def stand_in_mine(launched_by):
     )
 
 
-_NO_ARGS = {"operations:session_list", "operations:session_start"}
+_NO_ARGS = {"operations:session_list", "operations:session_start", "operations:day_compare"}
 
 
 def _url(name: str, objects: dict[str, Any]) -> str:
@@ -203,6 +207,9 @@ def _url(name: str, objects: dict[str, Any]) -> str:
         "training:run_cancel": [run.pk],
         "training:run_resume": [run.pk],
         "training:run_evaluate": [run.pk],
+        "training:run_notes": [run.pk],
+        "training:run_metrics_csv": [run.pk],
+        "training:run_episodes_csv": [run.pk],
         "training:checkpoint_deploy": [run.pk, checkpoint.pk],
         "training:deployment_rollback": [objects["deployment"].pk],
         "review:refinement_detail": [run.pk, refinement.pk],

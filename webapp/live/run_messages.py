@@ -28,7 +28,9 @@ def status_message(run: TrainingRun) -> dict[str, Any]:
 
 
 def metric_message(point: MetricPoint) -> dict[str, Any]:
-    return {"kind": "metrics", "id": point.pk, "step": point.step, "values": point.values}
+    """``time``: when the trainer reported it (the charts' wall-clock axis)."""
+    time = point.created_at.isoformat() if point.created_at else None
+    return {"kind": "metrics", "id": point.pk, "step": point.step, "time": time, "values": point.values}
 
 
 def episode_message(episode: EpisodeRecord) -> dict[str, Any]:

@@ -1,19 +1,23 @@
-"""Training run pages, and the mines of expert decisions runs can start from."""
+"""Training run pages (with their tags and note, and their metrics as CSV), and the mines of expert
+decisions runs can start from."""
 
 from django.urls import path
 
-from webapp.training import views
+from webapp.training import run_views, views
 
 app_name = "training"
 
 urlpatterns = [
-    path("", views.RunListView.as_view(), name="run_list"),
+    path("", run_views.RunListView.as_view(), name="run_list"),
     path("launch/", views.RunLaunchView.as_view(), name="run_launch"),
     path("compare/", views.RunCompareView.as_view(), name="run_compare"),
     path("<int:pk>/", views.RunDetailView.as_view(), name="run_detail"),
     path("<int:pk>/cancel/", views.RunCancelView.as_view(), name="run_cancel"),
     path("<int:pk>/resume/", views.RunResumeView.as_view(), name="run_resume"),
     path("<int:pk>/evaluate/", views.RunEvaluateView.as_view(), name="run_evaluate"),
+    path("<int:pk>/notes/", run_views.RunNotesView.as_view(), name="run_notes"),
+    path("<int:pk>/metrics.csv", run_views.RunMetricsCsvView.as_view(), name="run_metrics_csv"),
+    path("<int:pk>/episodes.csv", run_views.RunEpisodesCsvView.as_view(), name="run_episodes_csv"),
     path("mines/", views.MineListView.as_view(), name="mine_list"),
     path("mines/launch/", views.MineLaunchView.as_view(), name="mine_launch"),
     path("mines/<str:name>/", views.MineDetailView.as_view(), name="mine_detail"),

@@ -1,4 +1,4 @@
-"""Engineers' pages: run list, launch form (from a named recipe), run detail (live charts), the
+"""Engineers' pages: launch form (from a named recipe), run detail (live charts), the
 comparison of several runs, the POST actions cancel, resume and evaluate, the deploy confirmation
 (the guard's evaluation, then deploy) and the rollback, and the mines of expert decisions (list,
 detail with its progress, launch). Views call selectors to read and services to write."""
@@ -9,14 +9,13 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
 
 from ace_core.errors import ConfigError
-from ace_core.training.recipes import DEFAULT_RECIPE, recipe_matching
+from ace_core.training.recipes import DEFAULT_RECIPE
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.jobs.models import JobStatus
@@ -31,13 +30,14 @@ from webapp.training.forms import (
     recipe_presets,
 )
 from webapp.training.models import Checkpoint, TrainingRun
+from webapp.training.run_forms import RunNotesForm
 from webapp.training.selectors import mines as mine_selectors
+from webapp.training.selectors.compare import config_differences
+from webapp.training.selectors.run_labels import run_recipe_label
 from webapp.training.services.deployment import deployment_rollback, run_deploy
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.mines import mine_launch
 from webapp.training.services.runs import run_cancel, run_launch, run_resume
-
-PAGE_SIZE = 50
 
 
 def _run_or_404(pk: int) -> TrainingRun:
@@ -55,34 +55,6 @@ def _error_text(error: ValidationError | ConfigError) -> str:
     return " ".join(error.messages) if isinstance(error, ValidationError) else str(error)
 
 
-class RunListView(PermissionGate, View):
-    permission_required = roles.VIEW_RUNS
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        status = request.GET.get("status", "")
-        if status and status not in JobStatus.values:
-            messages.error(request, f"status {status!r} is not a run status; showing all runs")
-            status = ""
-        page = Paginator(selectors.run_list(status=status), PAGE_SIZE).get_page(request.GET.get("page"))
-        best_policies = selectors.runs_best_policies(runs=page)
-        test_outcomes = selectors.runs_test_outcomes(runs=page)
-        deployment = selectors.deployment_current()
-        for run in page:
-            run.recipe = recipe_matching(run.config)
-            run.best_policy = best_policies.get(run.pk)
-            run.test_outcome = test_outcomes.get(run.pk)
-            run.is_deployed = deployment is not None and deployment.checkpoint.run_id == run.pk
-        context = {
-            "page": page,
-            "status": status,
-            "statuses": JobStatus.values,
-            "compare_max_runs": selectors.COMPARE_MAX_RUNS,
-            "deployment": deployment,
-            "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
-        }
-        return render(request, "training/run_list.html", context)
-
-
 class RunCompareView(PermissionGate, View):
     """Several runs: their learning curves overlaid and their evaluations side by side."""
 
@@ -97,11 +69,12 @@ class RunCompareView(PermissionGate, View):
         if missing:
             raise Http404(f"no run {', '.join(str(pk) for pk in missing)}; choose runs from the runs list")
         for run in runs:
-            run.recipe = recipe_matching(run.config)
+            run.recipe = run_recipe_label(run)
         groups = selectors.evaluation_comparison(runs=runs)
         evaluated = {row["run"].pk for group in groups for row in group["runs"]}
         context = {
             "runs": runs,
+            "config_differences": config_differences(runs=runs),
             "curves": [selectors.run_curves(run=run) for run in runs],
             "metric_labels": selectors.METRIC_LABELS,
             "metric_names": selectors.metric_names(),
@@ -161,6 +134,11 @@ class RunDetailView(PermissionGate, View):
         run = _run_or_404(pk)
         context: dict[str, Any] = {
             "run": run,
+            "recipe": run_recipe_label(run),
+            "tags": [tag.name for tag in run.tags.all()],
+            "notes_form": RunNotesForm(
+                initial={"tags": ", ".join(tag.name for tag in run.tags.all()), "note": run.note}
+            ),
             "config_items": sorted(run.config.items()),
             "checkpoint": selectors.run_checkpoint_latest(run=run),
             "best_policy": selectors.run_best_policy(run=run),

@@ -88,7 +88,7 @@ def test_the_posted_settings_are_what_the_run_gets_and_the_list_names_its_recipe
     assert response.status_code == 302
     run = TrainingRun.objects.get()
     assert run.config == RECIPES["sac-14bus"].config(seed=4).to_dict()
-    # changed under Advanced after choosing the recipe: a custom run
+    # changed under Advanced after choosing the recipe: the recipe, edited
     client.post(reverse("training:run_launch"), _post_data("sac-14bus", gamma=0.95))
     changed = TrainingRun.objects.exclude(pk=run.pk).get()
     assert changed.config["gamma"] == 0.95 and changed.config["steps"] == 30_000
@@ -96,7 +96,11 @@ def test_the_posted_settings_are_what_the_run_gets_and_the_list_names_its_recipe
     rows = {
         pk: re.search(rf'<tr id="run-{pk}">(.*?)</tr>', listing, re.S).group(1) for pk in (run.pk, changed.pk)
     }
-    assert "<td>sac-14bus</td>" in rows[run.pk] and "<td>custom</td>" in rows[changed.pk]
+    assert '<td class="recipe">sac-14bus</td>' in rows[run.pk]
+    assert (
+        '<td class="recipe" title="changed from the recipe: gamma: 0.99 → 0.95">sac-14bus, edited: gamma</td>'
+        in (rows[changed.pk])
+    )
 
 
 def test_an_unknown_posted_recipe_is_refused_on_its_field(engineer):

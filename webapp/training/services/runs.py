@@ -94,7 +94,10 @@ def run_launch(
     run.save(update_fields=["out_dir"])
     run_enqueue(run)
     audit_record(
-        actor=launched_by, action="run.launch", target=run, after={"config": run.config, "label": label, "recipe": recipe}
+        actor=launched_by,
+        action="run.launch",
+        target=run,
+        after={"config": run.config, "label": label, "recipe": recipe},
     )
     return run
 
