@@ -529,8 +529,8 @@
         return;
       }
       var text = "«" + w.description + "» at step " + w.step + ": max rho " + pct(w.max_rho_before) + " → " + pct(w.max_rho_after);
-      text += w.overloads_after.length ? " · overloads after: lines " + w.overloads_after.join(", ") : " · no overload after";
-      if (w.lines_relieved.length) { text += " · relieves " + w.lines_relieved.join(", "); }
+      text += w.overloads_after.length ? " · overloads after: " + lineList(w.overloads_after) : " · no overload after";
+      if (w.lines_relieved.length) { text += " · relieves " + lineList(w.lines_relieved); }
       var figures = w.figures || {};
       if (figures.cost) { text += " · " + costWords(figures.cost); }
       if (w.stale) { text += " (the grid has moved on since)"; }
