@@ -43,6 +43,9 @@ class Recipe:
     """the grids it suits; the first is the one it sets"""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """the TrainConfig fields it sets besides ``env``"""
+    minutes: float | None = None
+    """wall time of one run measured on 2 CPU cores, mines included the first time; None: not
+    measured"""
 
     def values(self) -> dict[str, Any]:
         """Every TrainConfig field: the defaults, then the recipe's env and settings."""
@@ -53,8 +56,10 @@ class Recipe:
         return TrainConfig.from_dict({**self.values(), **overrides})
 
 
-def _recipe(name: str, description: str, envs: tuple[str, ...], **settings: Any) -> Recipe:
-    return Recipe(name, " ".join(description.split()), envs, MappingProxyType(settings))
+def _recipe(
+    name: str, description: str, envs: tuple[str, ...], minutes: float | None = None, **settings: Any
+) -> Recipe:
+    return Recipe(name, " ".join(description.split()), envs, MappingProxyType(settings), minutes)
 
 
 RECIPES: Mapping[str, Recipe] = MappingProxyType(
@@ -70,6 +75,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 (plain SAC 0.826 +- 0.081, do-nothing 0.777); about 18 min per run on 2 CPU cores.
                 Figures: docs/experiments/ace-rte_case14_realistic/ace-no-critic, docs/ace.md.""",
                 (GRID_14_BUS,),
+                minutes=18,
                 steps=30_000,
                 llm="local",
                 critic=False,
@@ -84,6 +90,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 run. Use it where no LLM is installed. Figures:
                 docs/experiments/ace-rte_case14_realistic.""",
                 (GRID_14_BUS,),
+                minutes=1,
                 steps=30_000,
                 llm="random",
                 critic=False,
@@ -97,6 +104,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 in an earlier series (docs/results-rte_case14_realistic.md); do-nothing 0.777.
                 Uneven across seeds: compare seeds before deploying one.""",
                 (GRID_14_BUS,),
+                minutes=4,
                 steps=30_000,
             ),
             _recipe(
@@ -141,6 +149,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 core once the mines are made (10 min, once). Figures: docs/results-imitation.md,
                 docs/experiments/three-day-14bus.""",
                 (GRID_14_BUS,),
+                minutes=17,
                 episode_length=864,
                 pretrain_mine="auto",
                 pretrain_demand_scales="1.05,1.1",
@@ -182,8 +191,18 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
         )
     }
 )
-DEFAULT_RECIPE = "ace-14bus-offline"
-"""the recipe the launch page starts from: the best measured on the default grid"""
+
+
+def quickest_recipe(env: str) -> str | None:
+    """The measured recipe for ``env`` with the shortest run (what the launch page starts from:
+    an engineer sees a result in minutes, then picks a longer recipe); None when no recipe for
+    ``env`` is measured."""
+    measured = [r for r in RECIPES.values() if env in r.envs and r.minutes is not None]
+    return min(measured, key=lambda r: r.minutes).name if measured else None
+
+
+DEFAULT_RECIPE = quickest_recipe(GRID_14_BUS)
+"""the recipe the launch page starts from: the quickest measured on the default grid"""
 
 
 def recipe_names() -> tuple[str, ...]:

@@ -15,12 +15,13 @@ from django.urls import reverse
 from django.views import View
 
 from ace_core.errors import ConfigError
-from ace_core.training.recipes import DEFAULT_RECIPE
+from ace_core.training.recipes import DEFAULT_RECIPE, quickest_recipe
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.jobs.models import JobStatus
 from webapp.training import selectors
 from webapp.training.forms import (
+    CUSTOM_RECIPE,
     DeployForm,
     EvaluationForm,
     MineForm,
@@ -91,13 +92,26 @@ def _launch_page(request: HttpRequest, form: TrainConfigForm, status: int = 200)
     return render(request, "training/run_launch.html", context, status=status)
 
 
+def _starting_recipe(env: str | None) -> str:
+    return quickest_recipe(env) or CUSTOM_RECIPE if env else DEFAULT_RECIPE
+
+
 class RunLaunchView(PermissionGate, View):
     permission_required = roles.LAUNCH_RUNS
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        """The form, filled from ``?recipe=NAME`` (the best measured recipe when absent)."""
+        """The form, filled from ``?recipe=NAME``; when absent, the quickest measured recipe of
+        ``?env=GRID`` (of the default grid without one; no recipe for a grid none is measured on)."""
         try:
-            form = TrainConfigForm(recipe=request.GET.get("recipe", DEFAULT_RECIPE))
+            recipe = (
+                request.GET["recipe"] if "recipe" in request.GET else _starting_recipe(request.GET.get("env"))
+            )
+            form = TrainConfigForm(recipe=recipe)
+            env = request.GET.get("env", "")
+            if recipe == CUSTOM_RECIPE and env in {
+                str(value) for value, _ in getattr(form.fields["env"], "choices", [])
+            }:
+                form.initial["env"] = env  # a grid no recipe is measured on: its own settings
         except ConfigError as error:
             messages.error(request, str(error))
             return _launch_page(request, TrainConfigForm(recipe=DEFAULT_RECIPE), status=400)

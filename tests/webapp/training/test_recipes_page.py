@@ -10,7 +10,7 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
-from ace_core.training.recipes import DEFAULT_RECIPE, RECIPES
+from ace_core.training.recipes import DEFAULT_RECIPE, GRID_14_BUS, RECIPES, quickest_recipe
 from tests.webapp.conftest import client_for
 from webapp.training.models import TrainingRun
 
@@ -30,7 +30,24 @@ def _no_inline_code(html: str) -> None:
     assert " style=" not in html.split("<main>")[1]
 
 
-def test_the_page_starts_from_the_best_measured_recipe_with_settings_under_advanced(engineer):
+def test_the_page_starts_from_the_quickest_measured_recipe_of_the_grid(engineer):
+    """An engineer sees a result in minutes before choosing a longer recipe: the quickest measured
+    one of the default grid, of ``?env=`` when given; a grid with no measured recipe starts from
+    its own settings (custom), on that grid."""
+    measured = {name: r.minutes for name, r in RECIPES.items() if r.minutes is not None}
+    assert DEFAULT_RECIPE == quickest_recipe(GRID_14_BUS) == min(measured, key=measured.get)
+    assert RECIPES[DEFAULT_RECIPE].minutes <= RECIPES["ace-14bus-offline"].minutes / 10
+    client = client_for(engineer)
+    assert _launch_page(client, env=GRID_14_BUS)[2]["recipe"].value() == DEFAULT_RECIPE
+    _, _, form = _launch_page(client, env="l2rpn_wcci_2020")
+    assert quickest_recipe("l2rpn_wcci_2020") is None
+    assert (form["recipe"].value(), form["env"].value()) == ("", "l2rpn_wcci_2020")
+    # an explicit choice wins, custom included
+    assert _launch_page(client, recipe="sac-14bus", env=GRID_14_BUS)[2]["recipe"].value() == "sac-14bus"
+    assert _launch_page(client, recipe="")[2]["recipe"].value() == ""
+
+
+def test_the_starting_recipe_fills_the_settings_under_advanced(engineer):
     status, html, form = _launch_page(client_for(engineer))
     assert status == 200
     best = RECIPES[DEFAULT_RECIPE].values()
