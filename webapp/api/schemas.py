@@ -512,6 +512,12 @@ class RefinementOut(Schema):
     decided_at: datetime | None
     decision_comment: str
     created_at: datetime
+    verdict: str = Field(
+        description="the LLM action against the RL action in the reviewers' words: \"safe and better "
+        'than RL" only when it leaves no overload and beats the RL action by the documented margin, '
+        '"better than RL, still unsafe" when it leaves an overload (webapp/review/evidence.py)'
+    )
+    verdict_why: str = Field(description="the sentence that says why")
 
 
 class RefinementPage(PageMeta):

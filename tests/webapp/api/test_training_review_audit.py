@@ -98,6 +98,22 @@ def test_review_queue_filters_and_final_decisions(api_as, reviewer, make_run, ma
     assert api.get("/refinements", status="approved").json()["count"] == 1
 
 
+def test_a_refinement_carries_the_reviewers_verdict_in_words(api_as, reviewer, make_run, make_refinement):
+    run = make_run()
+    refinements = [
+        make_refinement(run, step=50, accepted=True),
+        make_refinement(run, step=60, accepted=False),
+    ]
+    items = {r["id"]: r for r in api_as(reviewer).get("/refinements", run=run.pk).json()["items"]}
+    for refinement in refinements:
+        verdict = refinement.verdict  # the review page's words (webapp/review/evidence.py)
+        assert (items[refinement.pk]["verdict"], items[refinement.pk]["verdict_why"]) == (
+            verdict.words,
+            verdict.why,
+        )
+    assert items[refinements[1].pk]["verdict"] == "not better than RL"  # simulation kept the RL action
+
+
 def test_audit_entries_filter_and_page(api_as, reviewer, operator, make_run):
     for _ in range(3):
         make_run()

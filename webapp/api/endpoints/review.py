@@ -43,6 +43,8 @@ def refinement_dict(refinement: Refinement) -> dict[str, Any]:
         "decided_at": refinement.decided_at,
         "decision_comment": refinement.decision_comment,
         "created_at": refinement.created_at,
+        "verdict": refinement.verdict.words,
+        "verdict_why": refinement.verdict.why,
     }
 
 
