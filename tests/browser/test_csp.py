@@ -24,7 +24,7 @@ from tests.webapp.operations.conftest import run_feed
 from tests.webapp.test_route_coverage import ROUTES, _url, stand_in_mine, stand_in_recommendation
 
 PASSWORD = "csp-browser-pass-123"
-DOWNLOADS = {"audit:export", "operations:export"}
+DOWNLOADS = {"audit:export", "operations:export", "training:run_metrics_csv", "training:run_episodes_csv"}
 """GET routes that answer a file, not a page"""
 PAGES = sorted(name for name, (_, method) in ROUTES.items() if method == "get" and name not in DOWNLOADS)
 VIOLATIONS = """
