@@ -196,19 +196,33 @@ def refusal(obs, move: FlexMove, names: ElementNames | None = None) -> str:
     return ""
 
 
-def _redispatch_refusal(obs, gen: int, mw: float, names: ElementNames | None = None) -> str:
-    label, _ = _namer(names, with_id=True)
-    redispatchable = np.flatnonzero(obs.gen_redispatchable)
-    if not len(redispatchable):
-        return "this grid has no redispatchable generator: redispatch is not available here"
+def _generator_refusal(obs, gen: int, allowed, label, *, none_here: str, refused: str) -> str:
+    """The checks a redispatch and a curtailment share: the grid has such generators, ``gen`` is
+    one of its generators and one of them (``allowed``), else why not, listing those it has."""
+    among = np.flatnonzero(allowed)
+    if not len(among):
+        return none_here
     if not 0 <= gen < obs.n_gen:
         return f"unknown generator {gen}; this grid has generators 0 to {obs.n_gen - 1}"
+    if not allowed[gen]:
+        kind = obs.gen_type[gen] if getattr(obs, "gen_type", None) is not None else "type unknown"
+        return f"{label(gen)} ({kind}) {refused}" + ", ".join(label(g) for g in among)
+    return ""
+
+
+def _redispatch_refusal(obs, gen: int, mw: float, names: ElementNames | None = None) -> str:
+    label, _ = _namer(names, with_id=True)
+    why = _generator_refusal(
+        obs,
+        gen,
+        obs.gen_redispatchable,
+        label,
+        none_here="this grid has no redispatchable generator: redispatch is not available here",
+        refused="cannot be redispatched; redispatchable here: ",
+    )
+    if why:
+        return why
     name = label(gen)
-    if not obs.gen_redispatchable[gen]:
-        kind = obs.gen_type[gen] if getattr(obs, "gen_type", None) is not None else "not redispatchable"
-        return f"{name} ({kind}) cannot be redispatched; redispatchable here: " + ", ".join(
-            label(g) for g in redispatchable
-        )
     if mw == 0:
         return f"a redispatch of 0 MW on {name} changes nothing"
     ramp = float(obs.gen_max_ramp_up[gen] if mw > 0 else obs.gen_max_ramp_down[gen])
@@ -227,18 +241,17 @@ def _redispatch_refusal(obs, gen: int, mw: float, names: ElementNames | None = N
 
 def _curtail_refusal(obs, gen: int, mw: float, names: ElementNames | None = None) -> str:
     label, _ = _namer(names, with_id=True)
-    renewable = np.flatnonzero(obs.gen_renewable)
-    if not len(renewable):
-        return "this grid has no renewable generator: curtailment is not available here"
-    if not 0 <= gen < obs.n_gen:
-        return f"unknown generator {gen}; this grid has generators 0 to {obs.n_gen - 1}"
+    why = _generator_refusal(
+        obs,
+        gen,
+        obs.gen_renewable,
+        label,
+        none_here="this grid has no renewable generator: curtailment is not available here",
+        refused="is not renewable: curtailment applies to renewables only; here: ",
+    )
+    if why:
+        return why
     name = label(gen)
-    if not obs.gen_renewable[gen]:
-        kind = obs.gen_type[gen] if getattr(obs, "gen_type", None) is not None else "not renewable"
-        return (
-            f"{name} ({kind}) is not renewable: curtailment applies to renewables only; here: "
-            + ", ".join(label(g) for g in renewable)
-        )
     pmax = float(obs.gen_pmax[gen])
     if not 0 <= mw <= pmax + 1e-6:
         return (
