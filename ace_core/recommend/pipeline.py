@@ -29,19 +29,16 @@ from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from ace_core.errors import ConfigError
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import greedy_candidates, reconnect_or_nothing
 from ace_core.grid.contingency import N1Screen, resolve_lines, screen_n1
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.forecasts import (
-    DEFAULT_HORIZON,
-    ForecastError,
     ForecastInfo,
     available_horizon,
     check_horizon,
@@ -51,65 +48,15 @@ from ace_core.grid.lookahead import ForecastSeries, skipped_look_ahead
 from ace_core.grid.outcome import failure, outcome_of
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 from ace_core.grid.solved import SolvedGrid
+from ace_core.recommend.config import PipelineConfig
 from ace_core.recommend.flex import best_single, flex_action, flex_proposals, held_output, with_move
 from ace_core.recommend.outcomes import Candidate, Proposal, RecommendationSet
-from ace_core.recommend.pairs import POOL, pair_action, pair_proposals, pairs_needed
+from ace_core.recommend.pairs import pair_action, pair_proposals, pairs_needed
 from ace_core.recommend.ranking import rank, rejection
 from ace_core.recommend.stages import looked_ahead, solver_ms, solver_seconds, state_security
 from ace_core.rl.sac import SAC
 
 # ----------------------------------------------------------------------------- the pipeline
-
-
-@dataclass(frozen=True)
-class PipelineConfig:
-    """How many candidates of each source, and how far the screening looks."""
-
-    policy_k: int = 5
-    """the policy's most likely actions considered"""
-    expert_k: int = 4
-    """the greedy expert's best simulated actions considered"""
-    expert_budget: int = 16
-    """candidates the expert simulates one step ahead to find its best ``expert_k``"""
-    expert_n1: int = 0
-    """when above ``expert_k``: the expert pool's best this many by max rho are screened for N-1
-    and the ``expert_k`` kept are the first not worse than doing nothing by the safety order (N-1
-    before max rho); otherwise the pool's best ``expert_k`` by max rho are kept and only those
-    are screened"""
-    horizon: int = DEFAULT_HORIZON
-    """look-ahead steps (5 minutes each)"""
-    look_ahead_top: int = 3
-    """look-ahead for the best this many candidates (and always for doing nothing)"""
-    contingencies: tuple[int | str, ...] | None = None
-    """lines (ids or names) whose loss N-1 screens; None: every line"""
-    pairs: int = 8
-    """when no single move clears the grid's overloads: pairs of the best single moves tried, at
-    most this many (:mod:`ace_core.recommend.pairs`); 0: none"""
-    pair_pool: int = POOL
-    """the best single moves the pairs are made of"""
-    flex: int = 4
-    """when no single move clears the grid's overloads: continuous moves (redispatch,
-    curtailment, storage) tried, each alone and with the best single move
-    (:mod:`ace_core.recommend.flex`); 0: none"""
-
-    def __post_init__(self) -> None:
-        for name in (
-            "policy_k",
-            "expert_k",
-            "expert_budget",
-            "expert_n1",
-            "look_ahead_top",
-            "pairs",
-            "pair_pool",
-            "flex",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{name}={value!r} must be a whole number >= 0")
-        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool) or self.horizon <= 0:
-            raise ForecastError(
-                f"look-ahead horizon {self.horizon!r} must be a positive number of steps, e.g. 12"
-            )
 
 
 class RecommendationPipeline:
