@@ -25,7 +25,7 @@ import numpy as np
 from grid2op.Chronics import Multifolder, MultifolderWithCache
 from grid2op.dtypes import dt_int
 
-from ace_core.grid.demand import scale_chronic
+from ace_core.grid.demand import GeneratorLimits, scale_chronic
 
 _SEED_LIMIT = int(np.iinfo(dt_int).max)
 
@@ -38,13 +38,15 @@ def chronic_seed(reader_seed: int, chronic_path: str | Path) -> int:
 
 class SeededMultifolder(Multifolder):
     """``Multifolder`` whose opened chronic is seeded by :func:`chronic_seed` and, with a
-    ``demand_scale`` other than 1, scaled (:mod:`ace_core.grid.demand`). The scale is one of the
-    reader's keyword arguments, so grid2op's Runner, which builds its env from
-    ``get_params_for_runner()``, plays the same heavier days."""
+    ``demand_scale`` other than 1, scaled (:mod:`ace_core.grid.demand`), within the generators'
+    ``limits`` when they are known. The scale and the limits are the reader's keyword arguments, so
+    grid2op's Runner, which builds its env from ``get_params_for_runner()``, plays the same heavier
+    days."""
 
-    def __init__(self, *args, demand_scale: float = 1.0, **kwargs):
+    def __init__(self, *args, demand_scale: float = 1.0, limits: GeneratorLimits | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.demand_scale = demand_scale
+        self.limits = limits
 
     def initialize(self, *args, **kwargs):
         super().initialize(*args, **kwargs)
@@ -52,7 +54,7 @@ class SeededMultifolder(Multifolder):
             self.data.seed(chronic_seed(self.seed_used, self.data.path))
             self.data.regenerate_with_new_seed()  # the outages, drawn again from that seed
         if self.demand_scale != 1.0:
-            scale_chronic(self.data, self.demand_scale)
+            scale_chronic(self.data, self.demand_scale, self.limits)
 
 
 class SeededMultifolderWithCache(MultifolderWithCache):

@@ -9,6 +9,12 @@ nothing overloads the grid. Loads and generators are scaled together, so the sla
 take the difference; voltage set-points are kept. The forecasts are scaled with the values, so
 the expert's simulations see the day it plays.
 
+No generator is scaled past its Pmax (:func:`keep_within_pmax`): what a generator cannot make is
+made by the redispatchable generators with room left, in proportion to their room, as an economic
+dispatch would, so the day's total production is kept. Without it, a generator running near its
+Pmax on the bundled days (``gen_32_19`` on ``l2rpn_wcci_2020``, 399 of 400 MW) was asked for more
+than it can make, and grid2op refused every redispatch on such days (``ImpossibleRedispatching``).
+
 Only the time series in memory are changed (``MultifolderWithCache``'s cache, or the chronic
 ``SeededMultifolder`` has just read), never the dataset's files. Training validates on the days as
 they are (and, with ``validation_demand_scale``, scaled too); ``evaluate --demand-scale`` plays
@@ -18,6 +24,8 @@ any split scaled, for the stress table.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ace_core.errors import ConfigError
 
@@ -45,11 +53,45 @@ def check_demand_scale(value: float) -> float:
     return float(value)
 
 
-def scale_chronic(data, factor: float) -> None:
+GeneratorLimits = tuple[tuple[float, ...], tuple[bool, ...]]
+"""each generator's Pmax and whether it is redispatchable, in the backend's order"""
+_PRODUCTIONS = ("prod_p", "prod_p_forecast")
+_PRODUCTION_HANDLERS = ("gen_p_handler", "gen_p_for_handler")
+
+
+def generator_limits(env) -> GeneratorLimits:
+    """What :func:`keep_within_pmax` needs of ``env``'s generators, in a form a reader's keyword
+    arguments can carry (grid2op's Runner copies them to build its own env)."""
+    return (
+        tuple(float(p) for p in env.gen_pmax),
+        tuple(bool(r) for r in env.gen_redispatchable),
+    )
+
+
+def keep_within_pmax(prod_p: np.ndarray, limits: GeneratorLimits) -> None:
+    """In place, each row of ``prod_p`` (steps x generators): every generator at most its Pmax, and
+    what is cut made by the redispatchable generators with room left below their Pmax, each in
+    proportion to its room; what they cannot make is left to the slack."""
+    pmax = np.asarray(limits[0], dtype=prod_p.dtype)
+    redispatchable = np.asarray(limits[1], dtype=bool)
+    if prod_p.ndim != 2 or prod_p.shape[1] != pmax.size:
+        return  # not one column per generator (an empty handler)
+    cut = np.clip(prod_p - pmax, 0.0, None).sum(axis=1)
+    if not cut.any():
+        return
+    np.minimum(prod_p, pmax, out=prod_p)
+    room = np.where(redispatchable, np.clip(pmax - prod_p, 0.0, None), 0.0)
+    room_total = room.sum(axis=1)
+    share = np.divide(np.minimum(cut, room_total), room_total, out=np.zeros_like(cut), where=room_total > 0)
+    prod_p += room * share[:, None]
+
+
+def scale_chronic(data, factor: float, limits: GeneratorLimits | None = None) -> None:
     """Multiply one loaded chronic's loads and productions (and their forecasts) by ``factor``:
     a ``GridStateFromFile``'s arrays, or the arrays of a ``FromHandlers`` chronic's handlers (the
     envs made with forecasts, :mod:`ace_core.grid.forecasts`; perfect forecasts read the scaled
-    values from the handlers they forecast)."""
+    values from the handlers they forecast). With ``limits``, the productions are then kept within
+    each generator's Pmax (:func:`keep_within_pmax`)."""
     for name in _SCALED:
         values = getattr(data, name, None)
         if values is not None:
@@ -58,6 +100,20 @@ def scale_chronic(data, factor: float) -> None:
         values = getattr(getattr(data, name, None), "array", None)
         if values is not None:
             values *= factor
+    if limits is not None:
+        for values in _productions(data):
+            keep_within_pmax(values, limits)
+
+
+def _productions(data):
+    for name in _PRODUCTIONS:
+        values = getattr(data, name, None)
+        if values is not None:
+            yield values
+    for name in _PRODUCTION_HANDLERS:
+        values = getattr(getattr(data, name, None), "array", None)
+        if values is not None:
+            yield values
 
 
 def scale_demand(env, factor: float) -> None:
@@ -71,6 +127,7 @@ def scale_demand(env, factor: float) -> None:
         raise ConfigError(
             "a demand scale needs the chronics cached in memory (make_env(..., cache_chronics=True))"
         )
+    limits = generator_limits(env)
     for data in cached:
         if data is not None:
-            scale_chronic(data, factor)
+            scale_chronic(data, factor, limits)

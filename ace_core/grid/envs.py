@@ -23,7 +23,7 @@ import grid2op  # noqa: E402
 from lightsim2grid import LightSimBackend  # noqa: E402
 
 from ace_core.grid.chronic_seeds import SeededMultifolder, SeededMultifolderWithCache  # noqa: E402
-from ace_core.grid.demand import check_demand_scale, scale_demand  # noqa: E402
+from ace_core.grid.demand import check_demand_scale, generator_limits, scale_demand  # noqa: E402
 from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs  # noqa: E402
 from ace_core.grid.reward import MarginReward  # noqa: E402
 
@@ -137,6 +137,12 @@ def make_env(
         data.reset()
     if cache_chronics and demand_scale != 1.0:
         scale_demand(env, demand_scale)
+    if not cache_chronics and demand_scale != 1.0:
+        # the generators' Pmax are known once the env is made: the reader (and the Runner's copy,
+        # built from its keyword arguments) keeps each chronic it reads within them
+        limits = generator_limits(env)
+        env.chronics_handler.kwargs["limits"] = limits
+        env.chronics_handler.real_data.limits = limits
     env.gridace_demand_scale = demand_scale
     return env
 

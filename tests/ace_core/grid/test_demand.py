@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ace_core.errors import ConfigError
-from ace_core.grid.demand import scale_demand
+from ace_core.grid.demand import keep_within_pmax, scale_demand
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
 
@@ -72,3 +72,34 @@ def test_an_env_made_with_forecasts_scales_the_days_and_the_forecasts_it_reads()
         )  # the slack evens out
         ahead = [obs._forecasted_inj[6][1]["injection"]["load_p"] for obs in (before, after)]
         np.testing.assert_allclose(ahead[1], 1.1 * ahead[0], rtol=1e-5)
+
+
+def test_what_a_generator_cannot_make_is_made_by_the_redispatchable_ones_with_room():
+    # three generators: one past its Pmax, a redispatchable one with 30 MW of room, a renewable
+    prod_p = np.array([[120.0, 70.0, 20.0], [90.0, 70.0, 20.0]])
+    keep_within_pmax(prod_p, ((100.0, 100.0, 50.0), (True, True, False)))
+    np.testing.assert_allclose(prod_p, [[100.0, 90.0, 20.0], [90.0, 70.0, 20.0]])
+    # more to make up than the room left: the rest is the slack's
+    prod_p = np.array([[160.0, 70.0, 20.0]])
+    keep_within_pmax(prod_p, ((100.0, 100.0, 50.0), (True, True, False)))
+    np.testing.assert_allclose(prod_p, [[100.0, 100.0, 20.0]])
+
+
+@pytest.mark.parametrize("cache_chronics", [True, False])
+def test_heavier_days_keep_every_generator_within_its_pmax(cache_chronics):
+    """``gen_32_19`` makes 399 of its 400 MW on the bundled day: x1.15 must not ask it for 459 MW,
+    which grid2op cannot redispatch around. Either reader (the cache, or the disk as the Runner's
+    env reads it)."""
+    env = make_env("l2rpn_wcci_2020", cache_chronics=cache_chronics, demand_scale=1.15)
+    obs = reset_to(env, scenarios(env, "test")[0], 0)
+    data = env.chronics_handler.real_data.data
+    prod_p = data.prod_p if getattr(data, "prod_p", None) is not None else data.gen_p_handler.array
+    assert (prod_p <= env.gen_pmax + 1e-4).all()
+    slack = env.slack_weight > 0 if hasattr(env, "slack_weight") else np.zeros(env.n_gen, bool)
+    assert (obs.gen_p[~slack] <= env.gen_pmax[~slack] + 1e-3).all()
+    if cache_chronics:  # a redispatch within the ramps can be simulated on such a day
+        fast = np.argsort(-np.where(env.gen_redispatchable, env.gen_max_ramp_up, 0))[:2]
+        amount = 0.5 * float(min(env.gen_max_ramp_up[fast].min(), env.gen_max_ramp_down[fast].min()))
+        action = env.action_space({"redispatch": [(int(fast[0]), -amount), (int(fast[1]), amount)]})
+        _, _, done, info = obs.simulate(action)
+        assert not done and not info["exception"]
