@@ -48,6 +48,13 @@ class SeededMultifolder(Multifolder):
         self.demand_scale = demand_scale
         self.limits = limits
 
+    def get_kwargs(self, dict_):
+        """What grid2op's Runner passes to the reader of its own env: the generators' limits too,
+        which :func:`ace_core.grid.envs.make_env` gives the reader once the env knows them."""
+        super().get_kwargs(dict_)
+        if self.limits is not None:
+            dict_["limits"] = self.limits
+
     def initialize(self, *args, **kwargs):
         super().initialize(*args, **kwargs)
         if self.seed_used is not None:

@@ -138,11 +138,9 @@ def make_env(
     if cache_chronics and demand_scale != 1.0:
         scale_demand(env, demand_scale)
     if not cache_chronics and demand_scale != 1.0:
-        # the generators' Pmax are known once the env is made: the reader (and the Runner's copy,
-        # built from its keyword arguments) keeps each chronic it reads within them
-        limits = generator_limits(env)
-        env.chronics_handler.kwargs["limits"] = limits
-        env.chronics_handler.real_data.limits = limits
+        # the generators' Pmax are known once the env is made: the reader keeps each chronic it
+        # reads within them, and passes them on to the Runner's copy (SeededMultifolder.get_kwargs)
+        env.chronics_handler.real_data.limits = generator_limits(env)
     env.gridace_demand_scale = demand_scale
     return env
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from grid2op.Agent import DoNothingAgent
+from grid2op.Runner import Runner
 
 from ace_core.errors import ConfigError
 from ace_core.grid.demand import keep_within_pmax, scale_demand
@@ -91,6 +93,8 @@ def test_heavier_days_keep_every_generator_within_its_pmax(cache_chronics):
     which grid2op cannot redispatch around. Either reader (the cache, or the disk as the Runner's
     env reads it)."""
     env = make_env("l2rpn_wcci_2020", cache_chronics=cache_chronics, demand_scale=1.15)
+    if not cache_chronics:  # the env grid2op's Runner builds from this one's parameters
+        env = Runner(**env.get_params_for_runner(), agentClass=DoNothingAgent).init_env()
     obs = reset_to(env, scenarios(env, "test")[0], 0)
     data = env.chronics_handler.real_data.data
     prod_p = data.prod_p if getattr(data, "prod_p", None) is not None else data.gen_p_handler.array
