@@ -16,7 +16,7 @@ from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
 from webapp.training.models import Checkpoint, MetricPoint, TrainingRun
-from webapp.training.selectors import deployment_current
+from webapp.training.selectors.deployments import deployment_current
 from webapp.training.services.deployment import run_deploy
 from webapp.training.services.runs import run_finish, run_launch, run_start
 

@@ -33,7 +33,10 @@ from webapp.accounts.forms import LoginForm
 from webapp.operations.forms import SessionStartForm
 from webapp.operations.views import _JsonAction
 from webapp.review.forms import DecisionForm
-from webapp.training.forms import DeployForm, EvaluationForm, MineForm, RollbackForm, TrainConfigForm
+from webapp.training.forms.deployments import DeployForm, RollbackForm
+from webapp.training.forms.evaluations import EvaluationForm
+from webapp.training.forms.launch import TrainConfigForm
+from webapp.training.forms.mines import MineForm
 from webapp.training.run_forms import RunNotesForm
 
 EXAMPLES = int(os.environ.get("GRIDACE_FUZZ_EXAMPLES", "20"))

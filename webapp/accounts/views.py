@@ -17,7 +17,7 @@ from webapp.accounts import roles, selectors, services
 from webapp.accounts.forms import LoginForm
 from webapp.accounts.lockouts import base_cool_off, cool_off
 from webapp.accounts.permissions import AnyRoleGate, PermissionGate
-from webapp.training.selectors import deployment_current
+from webapp.training.selectors.deployments import deployment_current
 
 
 class HomeView(AnyRoleGate, TemplateView):

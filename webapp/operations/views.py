@@ -26,7 +26,7 @@ from webapp.operations.errors import DecisionConflictError, OperationsError
 from webapp.operations.forms import SessionStartForm
 from webapp.operations.models import LiveSession, SessionStatus
 from webapp.operations.services import COMMENT_MAX_LENGTH, SPEED_RANGE
-from webapp.training.selectors import deployment_current
+from webapp.training.selectors.deployments import deployment_current
 
 
 def _session_or_404(pk: int) -> LiveSession:

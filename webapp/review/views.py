@@ -18,7 +18,7 @@ from webapp.review.evidence import SAFE_MARGIN
 from webapp.review.forms import DecisionForm, QueueFilterForm
 from webapp.review.models import Refinement
 from webapp.review.services import DECISIONS, refinement_decide
-from webapp.training.selectors import run_get
+from webapp.training.selectors.runs import run_get
 from webapp.validation import query_id
 
 PAGE_SIZE = 50

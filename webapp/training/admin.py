@@ -13,7 +13,8 @@ from django.http import HttpRequest
 
 from ace_core.config import config_fields
 from webapp.accounts import roles
-from webapp.training.forms import clean_config, config_form_fields
+from webapp.training.forms.launch import clean_config
+from webapp.training.forms.launch_fields import config_form_fields
 from webapp.training.models import Checkpoint, Deployment, Evaluation, TrainingRun
 from webapp.training.services.runs import run_cancel, run_launch
 

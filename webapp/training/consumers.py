@@ -8,7 +8,7 @@ from typing import Any
 from webapp.accounts import roles
 from webapp.live import broadcast
 from webapp.live.relay import RelayConsumer
-from webapp.training.selectors import run_live_since, run_live_snapshot
+from webapp.training.selectors.live import run_live_since, run_live_snapshot
 
 
 class RunConsumer(RelayConsumer):

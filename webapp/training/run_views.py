@@ -18,19 +18,21 @@ from django.views import View
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.jobs.models import JobStatus
-from webapp.training import selectors
 from webapp.training.models import TrainingRun
 from webapp.training.run_forms import RunListForm, RunNotesForm
 from webapp.training.selectors import run_exports
 from webapp.training.selectors import run_filters as list_selectors
+from webapp.training.selectors.compare import COMPARE_MAX_RUNS
+from webapp.training.selectors.deployments import deployment_current, runs_test_outcomes
 from webapp.training.selectors.run_labels import run_recipe_label
+from webapp.training.selectors.runs import run_get, runs_best_policies
 from webapp.training.services.notes import run_notes_set
 
 PAGE_SIZE = 50
 
 
 def _run_or_404(pk: int) -> TrainingRun:
-    run = selectors.run_get(pk=pk)
+    run = run_get(pk=pk)
     if run is None:
         raise Http404(f"no run {pk}")
     return run
@@ -46,9 +48,9 @@ class RunListView(PermissionGate, View):
             messages.error(request, error)
         runs = list_selectors.runs_filtered(**filters)
         page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
-        best_policies = selectors.runs_best_policies(runs=page)
-        test_outcomes = selectors.runs_test_outcomes(runs=page)
-        deployment = selectors.deployment_current()
+        best_policies = runs_best_policies(runs=page)
+        test_outcomes = runs_test_outcomes(runs=page)
+        deployment = deployment_current()
         for run in page:
             run.recipe = run_recipe_label(run)
             run.best_policy = best_policies.get(run.pk)
@@ -63,7 +65,7 @@ class RunListView(PermissionGate, View):
             "recipes": recipes,
             "tags": list_selectors.run_tags(),
             "sorts": list_selectors.SORTS,
-            "compare_max_runs": selectors.COMPARE_MAX_RUNS,
+            "compare_max_runs": COMPARE_MAX_RUNS,
             "deployment": deployment,
             "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
         }

@@ -19,22 +19,26 @@ from ace_core.training.recipes import DEFAULT_RECIPE, quickest_recipe
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
 from webapp.jobs.models import JobStatus
-from webapp.training import selectors
-from webapp.training.forms import (
-    CUSTOM_RECIPE,
-    DeployForm,
-    EvaluationForm,
-    MineForm,
-    RollbackForm,
-    RunCompareForm,
-    TrainConfigForm,
-    recipe_presets,
-)
+from webapp.training.forms.compare import RunCompareForm
+from webapp.training.forms.deployments import DeployForm, RollbackForm
+from webapp.training.forms.evaluations import EvaluationForm
+from webapp.training.forms.launch import CUSTOM_RECIPE, TrainConfigForm, recipe_presets
+from webapp.training.forms.mines import MineForm
 from webapp.training.models import Checkpoint, TrainingRun
 from webapp.training.run_forms import RunNotesForm
 from webapp.training.selectors import mines as mine_selectors
-from webapp.training.selectors.compare import config_differences
+from webapp.training.selectors.checkpoints import checkpoint_get, run_checkpoint_latest
+from webapp.training.selectors.compare import (
+    config_differences,
+    evaluation_comparison,
+    run_curves,
+    runs_for_compare,
+)
+from webapp.training.selectors.deployments import deploy_check, deployment_current, deployment_get
+from webapp.training.selectors.evaluations import EVALUATION_COLUMNS, evaluation_table, run_evaluations
+from webapp.training.selectors.metrics import METRIC_LABELS, metric_names
 from webapp.training.selectors.run_labels import run_recipe_label
+from webapp.training.selectors.runs import run_best_policy, run_get, run_refinement_summary
 from webapp.training.services.deployment import deployment_rollback, run_deploy
 from webapp.training.services.evaluations import evaluation_request
 from webapp.training.services.mines import mine_launch
@@ -42,7 +46,7 @@ from webapp.training.services.runs import run_cancel, run_launch, run_resume
 
 
 def _run_or_404(pk: int) -> TrainingRun:
-    run = selectors.run_get(pk=pk)
+    run = run_get(pk=pk)
     if run is None:
         raise Http404(f"no run {pk}")
     return run
@@ -66,19 +70,19 @@ class RunCompareView(PermissionGate, View):
         if not form.is_valid():
             error = " ".join(form.errors["run"])
             return render(request, "training/run_compare.html", {"error": error}, status=400)
-        runs, missing = selectors.runs_for_compare(pks=form.cleaned_data["run"])
+        runs, missing = runs_for_compare(pks=form.cleaned_data["run"])
         if missing:
             raise Http404(f"no run {', '.join(str(pk) for pk in missing)}; choose runs from the runs list")
         for run in runs:
             run.recipe = run_recipe_label(run)
-        groups = selectors.evaluation_comparison(runs=runs)
+        groups = evaluation_comparison(runs=runs)
         evaluated = {row["run"].pk for group in groups for row in group["runs"]}
         context = {
             "runs": runs,
             "config_differences": config_differences(runs=runs),
-            "curves": [selectors.run_curves(run=run) for run in runs],
-            "metric_labels": selectors.METRIC_LABELS,
-            "metric_names": selectors.metric_names(),
+            "curves": [run_curves(run=run) for run in runs],
+            "metric_labels": METRIC_LABELS,
+            "metric_names": metric_names(),
             "groups": groups,
             "not_evaluated": [run for run in runs if run.pk not in evaluated],
         }
@@ -154,21 +158,21 @@ class RunDetailView(PermissionGate, View):
                 initial={"tags": ", ".join(tag.name for tag in run.tags.all()), "note": run.note}
             ),
             "config_items": sorted(run.config.items()),
-            "checkpoint": selectors.run_checkpoint_latest(run=run),
-            "best_policy": selectors.run_best_policy(run=run),
+            "checkpoint": run_checkpoint_latest(run=run),
+            "best_policy": run_best_policy(run=run),
             "evaluations": [
-                (evaluation, selectors.evaluation_table(evaluation=evaluation))
-                for evaluation in selectors.run_evaluations(run=run)
+                (evaluation, evaluation_table(evaluation=evaluation))
+                for evaluation in run_evaluations(run=run)
             ],
-            "evaluation_columns": [label for _, label in selectors.EVALUATION_COLUMNS],
-            "refinements": selectors.run_refinement_summary(run=run),
-            "deployment": selectors.deployment_current(),
+            "evaluation_columns": [label for _, label in EVALUATION_COLUMNS],
+            "refinements": run_refinement_summary(run=run),
+            "deployment": deployment_current(),
             "evaluation_form": EvaluationForm(),
             "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
             "can_evaluate": request.user.has_perm(roles.EVALUATE_RUNS),
             "can_deploy": request.user.has_perm(roles.DEPLOY_CHECKPOINTS),
             "can_review": request.user.has_perm(roles.VIEW_REFINEMENTS),
-            "metric_names": selectors.metric_names(),
+            "metric_names": metric_names(),
         }
         return render(request, "training/run_detail.html", context)
 
@@ -236,16 +240,16 @@ def _deploy_page(
 ) -> HttpResponse:
     """The deploy confirmation: the policy, the evaluation the guard reads and its verdict, what is
     deployed now, and the form (with the override's reason when the guard refuses)."""
-    check = selectors.deploy_check(checkpoint=checkpoint)
+    check = deploy_check(checkpoint=checkpoint)
     outcome = check.outcome
     context = {
         "run": checkpoint.run,
         "checkpoint": checkpoint,
         "check": check,
-        "evaluation_rows": selectors.evaluation_table(evaluation=outcome.evaluation) if outcome else [],
-        "evaluation_columns": [label for _, label in selectors.EVALUATION_COLUMNS],
-        "best_policy": selectors.run_best_policy(run=checkpoint.run),
-        "deployment": selectors.deployment_current(),
+        "evaluation_rows": evaluation_table(evaluation=outcome.evaluation) if outcome else [],
+        "evaluation_columns": [label for _, label in EVALUATION_COLUMNS],
+        "best_policy": run_best_policy(run=checkpoint.run),
+        "deployment": deployment_current(),
         "form": form,
     }
     return render(request, "training/deploy_confirm.html", context, status=status)
@@ -260,7 +264,7 @@ class CheckpointDeployView(PermissionGate, View):
 
     @staticmethod
     def _checkpoint(run_pk: int, pk: int) -> Checkpoint:
-        checkpoint = selectors.checkpoint_get(run_id=run_pk, pk=pk)
+        checkpoint = checkpoint_get(run_id=run_pk, pk=pk)
         if checkpoint is None:
             raise Http404(f"run {run_pk} has no checkpoint {pk}")
         return checkpoint
@@ -298,7 +302,7 @@ class DeploymentRollbackView(PermissionGate, View):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
-        deployment = selectors.deployment_get(pk=pk)
+        deployment = deployment_get(pk=pk)
         if deployment is None:
             raise Http404(f"no deployment {pk}")
         form = RollbackForm(request.POST)

@@ -21,8 +21,8 @@ from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
 from webapp.operations.models import Decision, DecisionKind, LiveSession
 from webapp.operations.worker.feed import FeedWorker
-from webapp.training import selectors
 from webapp.training.models import TrainingRun
+from webapp.training.selectors.deployments import deploy_check, deployment_current
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -96,10 +96,10 @@ def test_the_example_client_runs_the_whole_loop(live_server, engineer, make_toke
     assert (run.status, run.label, run.config["steps"]) == (JobStatus.SUCCEEDED, "example client loop", 300)
     evaluation = run.evaluations.get()
     assert (evaluation.status, evaluation.split, evaluation.nb_episode) == (JobStatus.SUCCEEDED, "test", 1)
-    deployment = selectors.deployment_current()
+    deployment = deployment_current()
     assert deployment.checkpoint.run == run
     # the override only when the guard refused
-    if selectors.deploy_check(checkpoint=deployment.checkpoint).passed:
+    if deploy_check(checkpoint=deployment.checkpoint).passed:
         assert (deployment.evaluation, deployment.override_reason) == (evaluation, "")
     else:
         assert deployment.override_reason == OVERRIDE

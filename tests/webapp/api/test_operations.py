@@ -9,7 +9,7 @@ import pytest
 from tests.webapp.api.conftest import assert_error_shape
 from tests.webapp.operations.conftest import run_feed
 from webapp.accounts.models import SecurityEvent
-from webapp.api.schemas import RecommendationOut
+from webapp.api.schemas.recommendations import RecommendationOut
 from webapp.audit.models import AuditEntry
 from webapp.operations import selectors
 from webapp.operations.models import Decision, DecisionKind, DecisionStatus

@@ -14,7 +14,7 @@ from django.urls import reverse
 from tests.webapp.conftest import client_for
 from webapp.jobs.services import job_fail, job_finish, job_start
 from webapp.training.models import Checkpoint, EpisodeRecord, Evaluation, MetricPoint, TrainingRun
-from webapp.training.selectors import COMPARE_MAX_RUNS
+from webapp.training.selectors.compare import COMPARE_MAX_RUNS
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +88,7 @@ def test_best_validation_survival_is_the_best_of_evaluations_and_in_training_val
     """The trainer's validations during training (``eval/validation_survival`` metric points) count
     as much as validation evaluations: the runs list shows the best of both."""
     from ace_core.events import MetricsEvent
-    from webapp.training.selectors import run_list
+    from webapp.training.selectors.runs import run_list
     from webapp.training.services.events import metrics_record
 
     metric_only, both, evaluation_only, neither = (make_run(label=label) for label in ("m", "b", "e", "n"))
@@ -286,7 +286,7 @@ def _validate(run: TrainingRun, points: list[tuple[int, float, int | None]]) -> 
 def test_the_run_page_says_when_best_pt_is_the_policy_the_run_started_from(engineer, make_run):
     """A run none of whose later validations beat its first keeps its starting policy as best.pt
     (a clone, or fresh networks): its page says so, since deploying it deploys that policy."""
-    from webapp.training.selectors import run_best_policy
+    from webapp.training.selectors.runs import run_best_policy
 
     stuck, learned, tied_later = make_run(label="stuck"), make_run(label="learned"), make_run(label="tied")
     _validate(stuck, [(1, 0.965, 0), (900, 0.909, 250), (1800, 0.965, 500)])  # a tie keeps the earlier
@@ -310,7 +310,7 @@ def test_the_run_page_says_when_best_pt_is_the_policy_the_run_started_from(engin
 
 
 def test_a_run_older_than_the_decisions_metric_counts_its_first_validation_as_the_start(engineer, make_run):
-    from webapp.training.selectors import run_best_policy
+    from webapp.training.selectors.runs import run_best_policy
 
     old, old_learned = make_run(label="old"), make_run(label="old, learned")
     _validate(old, [(1, 0.8, None), (900, 0.7, None)])
@@ -327,7 +327,7 @@ def test_the_runs_list_flags_each_run_whose_best_pt_is_its_starting_policy(
 ):
     """An engineer scanning the runs list sees which runs trained nothing the validation days can
     see, without opening each; the flags of a whole page come from one query."""
-    from webapp.training.selectors import runs_best_policies
+    from webapp.training.selectors.runs import runs_best_policies
 
     stuck, learned, unvalidated = make_run(label="stuck"), make_run(label="learned"), make_run(label="new")
     _validate(stuck, [(1, 0.965, 0), (900, 0.909, 250)])

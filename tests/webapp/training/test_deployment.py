@@ -15,7 +15,7 @@ from tests.webapp.training.deploys import finished_evaluation, succeeded_run
 from webapp.audit.models import AuditEntry
 from webapp.training.errors import DeployGuardError, RunStateError
 from webapp.training.models import Deployment
-from webapp.training.selectors import deploy_check, deployment_current
+from webapp.training.selectors.deployments import deploy_check, deployment_current
 from webapp.training.services.deployment import deployment_rollback, run_deploy
 from webapp.training.services.evaluations import evaluation_request
 

@@ -7,7 +7,9 @@ from ace_core.config import PretrainConfig, config_fields
 from ace_core.config.checks import class_field_docs
 from ace_core.config.sections import GROUPS
 from ace_core.imitation.mining import MineSpec
-from webapp.training.forms import FORM_GROUPS, MAIN_GROUPS, MineForm, TrainConfigForm
+from webapp.training.forms.launch import TrainConfigForm
+from webapp.training.forms.launch_fields import FORM_GROUPS, MAIN_GROUPS
+from webapp.training.forms.mines import MineForm
 
 
 def test_the_launch_form_groups_each_setting_under_its_sections_title():

@@ -10,7 +10,8 @@ from ninja import Query, Router
 from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
-from webapp.api.schemas import NO_NUL, AuditPage
+from webapp.api.schemas.audit import AuditPage
+from webapp.api.schemas.common import NO_NUL
 from webapp.audit.models import AuditEntry
 from webapp.audit.selectors import audit_entry_list
 

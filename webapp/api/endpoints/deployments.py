@@ -13,10 +13,12 @@ from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
 from webapp.api.errors import ApiError
-from webapp.api.schemas import DeployCheckOut, DeployIn, DeploymentOut, DeploymentPage, RollbackIn
-from webapp.training import selectors
+from webapp.api.schemas.deployments import DeployCheckOut, DeployIn, DeploymentOut, DeploymentPage, RollbackIn
 from webapp.training.errors import DeployGuardError
 from webapp.training.models import Deployment, TrainingRun
+from webapp.training.selectors import checkpoints as checkpoint_selectors
+from webapp.training.selectors import deployments as deployment_selectors
+from webapp.training.selectors import runs as run_selectors
 from webapp.training.services import deployment as deployment_services
 
 router = Router(tags=["deployment"])
@@ -39,12 +41,12 @@ def deployment_dict(deployment: Deployment, current_id: int | None) -> dict[str,
 
 
 def _current_id() -> int | None:
-    current = selectors.deployment_current()
+    current = deployment_selectors.deployment_current()
     return current.pk if current is not None else None
 
 
 def _run(run_id: int) -> TrainingRun:
-    run = selectors.run_get(pk=run_id)
+    run = run_selectors.run_get(pk=run_id)
     if run is None:
         raise Http404(f"no run {run_id}")
     return run
@@ -55,7 +57,7 @@ def deployment_list(request: HttpRequest, limit: int = limit_param(), offset: in
     """Deploys and rollbacks, newest first; the first is the policy live sessions use."""
     current_id = _current_id()
     return page(
-        selectors.deployment_list(),
+        deployment_selectors.deployment_list(),
         limit=limit,
         offset=offset,
         to_dict=lambda deployment: deployment_dict(deployment, current_id),
@@ -67,10 +69,10 @@ def run_deploy_check(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """What the deploy guard finds for the run's last checkpoint: the evaluation on test days it
     reads, and what is missing for a deploy without an override (409 when it has no checkpoint)."""
     run = _run(run_id)
-    checkpoint = selectors.run_checkpoint_latest(run=run)
+    checkpoint = checkpoint_selectors.run_checkpoint_latest(run=run)
     if checkpoint is None:
         raise ApiError(409, f"run {run.pk} has no checkpoint to deploy")
-    check = selectors.deploy_check(checkpoint=checkpoint)
+    check = deployment_selectors.deploy_check(checkpoint=checkpoint)
     outcome = check.outcome
     return {
         "run": run.pk,
@@ -107,7 +109,7 @@ def run_deploy(request: HttpRequest, run_id: int, payload: DeployIn) -> Status:
         )
     except DeployGuardError as error:
         raise ApiError(409, " ".join(error.messages), field="override_reason") from None
-    deployment = selectors.deployment_get(pk=deployment.pk)
+    deployment = deployment_selectors.deployment_get(pk=deployment.pk)
     return Status(201, deployment_dict(deployment, deployment.pk))
 
 
@@ -119,11 +121,11 @@ def run_deploy(request: HttpRequest, run_id: int, payload: DeployIn) -> Status:
 def deployment_rollback(request: HttpRequest, deployment_id: int, payload: RollbackIn) -> Status:
     """Serve the deployment before this one again; this one must be current (409 otherwise, or
     when there is none before it)."""
-    deployment = selectors.deployment_get(pk=deployment_id)
+    deployment = deployment_selectors.deployment_get(pk=deployment_id)
     if deployment is None:
         raise Http404(f"no deployment {deployment_id}")
     rollback = deployment_services.deployment_rollback(
         deployment=deployment, user=request.user, comment=payload.comment
     )
-    rollback = selectors.deployment_get(pk=rollback.pk)
+    rollback = deployment_selectors.deployment_get(pk=rollback.pk)
     return Status(201, deployment_dict(rollback, rollback.pk))

@@ -11,16 +11,17 @@ from ninja import Router, Status
 from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import responses
-from webapp.api.schemas import EvaluationIn, EvaluationOut
-from webapp.training import selectors
+from webapp.api.schemas.evaluations import EvaluationIn, EvaluationOut
 from webapp.training.models import Evaluation
+from webapp.training.selectors import evaluations as evaluation_selectors
+from webapp.training.selectors import runs as run_selectors
 from webapp.training.services.evaluations import evaluation_request
 
 router = Router(tags=["training"])
 
 
 def evaluation_dict(evaluation: Evaluation) -> dict[str, Any]:
-    columns = [key for key, _ in selectors.EVALUATION_COLUMNS]
+    columns = [key for key, _ in evaluation_selectors.EVALUATION_COLUMNS]
     rows = [
         {
             "agent": row["agent"],
@@ -28,7 +29,7 @@ def evaluation_dict(evaluation: Evaluation) -> dict[str, Any]:
             "episodes": row["episodes"],
             **dict(zip(columns, row["values"], strict=True)),
         }
-        for row in selectors.evaluation_table(evaluation=evaluation)
+        for row in evaluation_selectors.evaluation_table(evaluation=evaluation)
     ]
     return {
         "id": evaluation.pk,
@@ -48,7 +49,7 @@ def evaluation_dict(evaluation: Evaluation) -> dict[str, Any]:
 
 
 def _evaluation_out(evaluation_id: int) -> dict[str, Any]:
-    evaluation = selectors.evaluation_get(pk=evaluation_id)
+    evaluation = evaluation_selectors.evaluation_get(pk=evaluation_id)
     if evaluation is None:
         raise Http404(f"no evaluation {evaluation_id}")
     return evaluation_dict(evaluation)
@@ -62,7 +63,7 @@ def run_evaluate(request: HttpRequest, run_id: int, payload: EvaluationIn) -> St
     held-out episodes, as the run page's Evaluate button does (409 when the run has not
     succeeded or already has one in progress). Evaluations on test days are what the deploy guard
     reads."""
-    run = selectors.run_get(pk=run_id)
+    run = run_selectors.run_get(pk=run_id)
     if run is None:
         raise Http404(f"no run {run_id}")
     evaluation = evaluation_request(

@@ -10,7 +10,7 @@ from ninja import Router
 from webapp.accounts.selectors import user_roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import responses
-from webapp.api.schemas import MeOut
+from webapp.api.schemas.me import MeOut
 
 router = Router(tags=["identity"])
 

@@ -14,8 +14,8 @@ from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import responses
 from webapp.api.errors import ApiError
-from webapp.api.schemas import MineLaunchIn, MineLaunchOut, MineListOut, MineOut
-from webapp.training.forms import MineForm
+from webapp.api.schemas.mines import MineLaunchIn, MineLaunchOut, MineListOut, MineOut
+from webapp.training.forms.mines import MineForm
 from webapp.training.models import Mine
 from webapp.training.selectors import mines as mine_selectors
 from webapp.training.services.mines import mine_launch

@@ -18,18 +18,20 @@ from ninja import Router, Status
 from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
-from webapp.api.schemas import (
-    AlarmOut,
-    DecisionOut,
+from webapp.api.schemas.recommendations import (
     RecommendationDecisionIn,
     RecommendationsOut,
+    WhatIfIn,
+    WhatIfOut,
+)
+from webapp.api.schemas.sessions import (
+    AlarmOut,
+    DecisionOut,
     SessionOut,
     SessionPage,
     SessionSpeedIn,
     SessionStartIn,
     StateOut,
-    WhatIfIn,
-    WhatIfOut,
 )
 from webapp.live.session_messages import alarm_dict, decision_dict, recommendation_dict, session_dict
 from webapp.operations import mirror, selectors, services

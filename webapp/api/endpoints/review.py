@@ -10,7 +10,7 @@ from ninja import Query, Router
 from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
-from webapp.api.schemas import RefinementDecisionIn, RefinementOut, RefinementPage
+from webapp.api.schemas.review import RefinementDecisionIn, RefinementOut, RefinementPage
 from webapp.review import selectors
 from webapp.review.models import Refinement
 from webapp.review.services import refinement_decide

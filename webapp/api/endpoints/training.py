@@ -12,11 +12,12 @@ from webapp.accounts import roles
 from webapp.api.auth import gate
 from webapp.api.endpoints.common import limit_param, offset_param, page, responses
 from webapp.api.errors import ApiError
-from webapp.api.schemas import MetricsOut, RunLaunchIn, RunOut, RunPage
+from webapp.api.schemas.training import MetricsOut, RunLaunchIn, RunOut, RunPage
 from webapp.jobs.models import JobStatus
-from webapp.training import selectors
-from webapp.training.forms import TrainConfigForm
+from webapp.training.forms.launch import TrainConfigForm
 from webapp.training.models import TrainingRun
+from webapp.training.selectors import metrics as metric_selectors
+from webapp.training.selectors import runs as run_selectors
 from webapp.training.services import runs as run_services
 from webapp.validation import InputError, expert_spec
 
@@ -26,8 +27,8 @@ RunStatusFilter = Literal[tuple(JobStatus.values)]  # type: ignore[valid-type]
 MAX_METRIC_POINTS = 5_000
 
 
-def run_dict(run: TrainingRun, best_policy: selectors.BestPolicy | None) -> dict[str, Any]:
-    """A run as ``RunOut``; ``run`` comes from ``selectors.run_list`` (its best validation survival)."""
+def run_dict(run: TrainingRun, best_policy: run_selectors.BestPolicy | None) -> dict[str, Any]:
+    """A run as ``RunOut``; ``run`` comes from ``run_selectors.run_list`` (its best validation survival)."""
     return {
         "id": run.pk,
         "label": run.label,
@@ -49,7 +50,7 @@ def run_dict(run: TrainingRun, best_policy: selectors.BestPolicy | None) -> dict
 
 
 def _run(run_id: int) -> TrainingRun:
-    run = selectors.run_list().filter(pk=run_id).first()
+    run = run_selectors.run_list().filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id}")
     return run
@@ -58,7 +59,7 @@ def _run(run_id: int) -> TrainingRun:
 def _run_out(run_id: int) -> dict[str, Any]:
     """One run as ``RunOut``, read with its outcome (after a service wrote it, read again)."""
     run = _run(run_id)
-    return run_dict(run, selectors.run_best_policy(run=run))
+    return run_dict(run, run_selectors.run_best_policy(run=run))
 
 
 def _launch_form(payload: RunLaunchIn) -> TrainConfigForm:
@@ -94,8 +95,10 @@ def run_list(
     offset: int = offset_param(),
 ) -> dict[str, Any]:
     """Training runs, newest first."""
-    runs = page(selectors.run_list(status=status or ""), limit=limit, offset=offset, to_dict=lambda run: run)
-    best_policies = selectors.runs_best_policies(runs=runs["items"])
+    runs = page(
+        run_selectors.run_list(status=status or ""), limit=limit, offset=offset, to_dict=lambda run: run
+    )
+    best_policies = run_selectors.runs_best_policies(runs=runs["items"])
     return {**runs, "items": [run_dict(run, best_policies.get(run.pk)) for run in runs["items"]]}
 
 
@@ -141,6 +144,6 @@ def run_metrics(
 ) -> dict[str, Any]:
     """The namespaced metrics (losses/, charts/, llm/) the trainer reported, oldest first."""
     run = _run(run_id)
-    points = selectors.run_metric_points(run=run, after_id=after, limit=limit)
+    points = metric_selectors.run_metric_points(run=run, after_id=after, limit=limit)
     items = [{"id": p.pk, "step": p.step, "values": p.values} for p in points]
     return {"run": run.pk, "items": items, "next_after": items[-1]["id"] if items else after}

@@ -7,8 +7,8 @@ from django.db.models import F, OuterRef, QuerySet, Subquery
 
 from ace_core.training.recipes import RECIPES
 from webapp.training.models import RunTag, TrainingRun
-from webapp.training.selectors import run_list
 from webapp.training.selectors.run_labels import CUSTOM, run_recipe_label
+from webapp.training.selectors.runs import run_list
 
 SORTS = {
     "newest": "newest first",

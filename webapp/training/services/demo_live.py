@@ -32,7 +32,7 @@ from webapp.operations.selectors import first_test_scenario
 from webapp.operations.services import session_control, session_start
 from webapp.training.errors import RunStateError
 from webapp.training.models import Deployment, TrainingRun
-from webapp.training.selectors import deployment_current
+from webapp.training.selectors.deployments import deployment_current
 from webapp.training.services import events as event_services
 from webapp.training.services.deployment import checkpoint_deploy
 

@@ -9,7 +9,7 @@ best policy as ``best.pt`` beside the checkpoint; that is the policy deployed th
 The guard (:func:`run_deploy`, what the pages and the API call): a run's policy is deployed when
 a finished evaluation of its last checkpoint on test days shows the policy as deployed (checked by
 simulation) surviving at least as long as do-nothing
-(:func:`webapp.training.selectors.deploy_check`); otherwise only with an override, a written
+(:func:`webapp.training.selectors.deployments.deploy_check`); otherwise only with an override, a written
 reason the deployment row and the audit keep. :func:`checkpoint_deploy` is the deploy itself,
 without the guard, for tools that install a policy trained elsewhere (``manage.py demo``).
 """
@@ -28,7 +28,7 @@ from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
 from webapp.training.errors import DeployGuardError, RunStateError
 from webapp.training.models import Checkpoint, Deployment, Evaluation, TrainingRun
-from webapp.training.selectors import DeployCheck, deploy_check
+from webapp.training.selectors.deployments import DeployCheck, deploy_check
 
 COMMENT_MAX_LENGTH = 500
 OVERRIDE_MIN_LENGTH = 10

@@ -24,8 +24,8 @@ from webapp.audit.services import audit_record
 from webapp.jobs.models import ACTIVE_STATUSES
 from webapp.training.errors import MineStateError
 from webapp.training.models import Mine
-from webapp.training.selectors import env_names
 from webapp.training.selectors.mines import mines_dir
+from webapp.training.selectors.runs import env_names
 from webapp.training.tasks import mine_run
 
 if TYPE_CHECKING:

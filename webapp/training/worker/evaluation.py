@@ -17,7 +17,7 @@ from django.utils.module_loading import import_string
 
 from webapp.jobs.services import job_fail, job_finish, job_start
 from webapp.training.models import Evaluation
-from webapp.training.selectors import RUN_AGENT, RUN_CHECKED_AGENT
+from webapp.training.selectors.evaluations import RUN_AGENT, RUN_CHECKED_AGENT
 from webapp.training.services.deployment import policy_path
 from webapp.training.services.events import jsonable
 from webapp.training.worker.attempt import error_text

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ace_core.grid.envs import available_env_names, make_env
 from ace_core.live.days import DifficultyCache, difficulty_compute, live_days
-from webapp.training.selectors import deployment_current
+from webapp.training.selectors.deployments import deployment_current
 
 
 class Command(BaseCommand):

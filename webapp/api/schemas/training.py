@@ -1,0 +1,71 @@
+"""The training router's runs: a run with its best outcome on validation days and the policy its
+validations kept, a page of runs, the body that launches one, and a run's metric points."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ninja import Field, Schema
+
+from webapp.api.schemas.common import NO_NUL, ClientInput, PageMeta
+from webapp.training.services.runs import LABEL_MAX_LENGTH
+
+
+class BestPolicyOut(Schema):
+    survival: float = Field(description="its mean survival on the validation days")
+    step: int = Field(description="the environment step the trainer validated it at")
+    decisions: int | None = Field(description="the run's decisions then (null: a run older than that metric)")
+    validations: int = Field(description="how many validations the run has reported")
+    is_starting_policy: bool = Field(
+        description="no later validation beat the first: best.pt is the policy the run started from "
+        "(its clone or fresh networks), and deploying the run deploys that policy"
+    )
+
+
+class RunOut(Schema):
+    id: int
+    label: str
+    env: str
+    status: str
+    total_steps: int
+    progress_step: int
+    attempt: int
+    cancel_requested: bool
+    launched_by: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str
+    config: dict[str, Any]
+    best_validation_survival: float | None = Field(
+        description="the best mean survival of the run's policy on validation days, over its "
+        "validation evaluations and the trainer's validations (null: neither yet)"
+    )
+    best_policy: BestPolicyOut | None = Field(
+        description="best.pt as the trainer's validations saw it (null: not validated yet)"
+    )
+
+
+class RunPage(PageMeta):
+    items: list[RunOut]
+
+
+class RunLaunchIn(ClientInput):
+    label: str = Field("", pattern=NO_NUL, max_length=LABEL_MAX_LENGTH)
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="TrainConfig fields to set (the launch form's fields); the others keep their defaults",
+    )
+
+
+class MetricPointOut(Schema):
+    id: int
+    step: int
+    values: dict[str, Any]
+
+
+class MetricsOut(Schema):
+    run: int
+    items: list[MetricPointOut]
+    next_after: int = Field(description="pass as ?after= to get the points recorded since")
