@@ -11,8 +11,9 @@
 - :mod:`~ace_core.live.grid`: ``LiveGrid``, one scenario stepped on demand with recommendations;
 - :mod:`~ace_core.live.history`: ``GridHistory``, a grid that keeps every step's observation, so a
   what-if at any step played is one simulation;
-- :mod:`~ace_core.live.export`: a session as grid2op EpisodeData; :mod:`~ace_core.live.archive`:
-  zip archives of it; :mod:`~ace_core.live.policy`: policies without a training run.
+- :mod:`~ace_core.live.export`: a session's day as grid2op EpisodeData (as played, or an agent
+  playing it); :mod:`~ace_core.live.archive`: zip archives of it; :mod:`~ace_core.live.policy`:
+  policies without a training run.
 
 The names the web app uses are importable from ``ace_core.live`` itself. Pure Python: no Django.
 """
@@ -27,13 +28,14 @@ from ace_core.live.actions import (
     absolute_action,
     card_action,
     describe_action,
+    lines_switched_off,
     parse_action,
     to_grid2op,
 )
 from ace_core.live.alarms import alarms_between, n1_baseline, n1_worse, security_alarms
 from ace_core.live.archive import zip_folder
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
-from ace_core.live.export import ReplayAgent, export_episode
+from ace_core.live.export import ReplayAgent, export_episode, play_day
 from ace_core.live.grid import LiveGrid, StepResult
 from ace_core.live.history import GridHistory
 from ace_core.live.legality import LegalityRules
@@ -74,7 +76,9 @@ __all__ = [
     "grid_state",
     "live_scenarios",
     "make_live_env",
+    "lines_switched_off",
     "parse_action",
+    "play_day",
     "release_env",
     "security_alarms",
     "shorter",

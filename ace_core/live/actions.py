@@ -214,6 +214,19 @@ def to_grid2op(action: LiveAction, space: ActionSpace, g2op_space):
     return base + action.move.to_grid2op(g2op_space) if action.move else base
 
 
+def lines_switched_off(action: LiveAction, space: ActionSpace, g2op_space) -> frozenset[int]:
+    """The lines ``action`` itself takes out of service, or may (a line switched off, one of its
+    ends set to no bus, a status changed): the operator's doing, which no alarm calls a trip."""
+    act = _base_grid2op(action, space, g2op_space)
+    off = (
+        (act.line_set_status == -1)
+        | act.line_change_status
+        | (act.line_or_set_bus == -1)
+        | (act.line_ex_set_bus == -1)
+    )
+    return frozenset(int(line) for line in np.flatnonzero(off))
+
+
 def _base_grid2op(action: LiveAction, space: ActionSpace, g2op_space):
     if action.kind == "pair":
         first, second = (_base_grid2op(part, space, g2op_space) for part in action.parts)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ace_core.grid.names import ElementNames
+from ace_core.recommend.alert import alert_words
 
 N1_MORE_OUTAGES = 2
 """overloading single outages beyond the baseline's count that make N-1 worse than usual"""
@@ -41,10 +42,12 @@ def alarms_between(
     finished: bool,
     reason: str = "",
     names: ElementNames | None = None,
+    switched_off: frozenset[int] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Alarms raised by a step: a line going over its limit, a line tripping (out, not for
-    maintenance nor by an operator's action), a line entering maintenance, game over. ``names``:
-    the grid's element names (:mod:`ace_core.grid.names`), which the messages use."""
+    maintenance nor by the step's action: ``switched_off``, :func:`ace_core.live.actions.lines_switched_off`),
+    a line entering maintenance, game over. ``names``: the grid's element names
+    (:mod:`ace_core.grid.names`), which the messages use."""
 
     def name(line: int) -> str:
         return names.line(line) if names is not None else f"line {line}"
@@ -72,7 +75,7 @@ def alarms_between(
             alarms.append({"kind": "maintenance", "line": line, "message": f"{name(line)} in maintenance"})
     if previous:
         for line, (was, now) in enumerate(zip(previous["line_status"], current["line_status"])):
-            if was and not now and line not in current["maintenance"]:
+            if was and not now and line not in current["maintenance"] and line not in switched_off:
                 alarms.append({"kind": "line_tripped", "line": line, "message": f"{name(line)} tripped"})
     return [{**alarm, "severity": SEVERITY[alarm["kind"]]} for alarm in alarms]
 
@@ -130,12 +133,17 @@ def n1_worse(baseline: dict[str, Any] | None, assessment: dict[str, Any] | None)
 
 
 def security_alarms(
-    previous: dict[str, Any] | None, current: dict[str, Any], baseline: dict[str, Any] | None = None
+    previous: dict[str, Any] | None,
+    current: dict[str, Any],
+    baseline: dict[str, Any] | None = None,
+    *,
+    names: ElementNames | None = None,
 ) -> list[dict[str, Any]]:
     """Alarms raised when the grid's security worsens: its N-1 gets worse than the session's
     ``baseline`` (without one: it stops being N-1 secure), doing nothing's look-ahead starts to
     predict an overload or a game over, or the agent's early warning expects a game over whatever
-    is done (each raised once, not at every step)."""
+    is done (each raised once, not at every step). ``names``: the grid's element names, which the
+    early warning's message uses for its lines."""
     alarms = []
     security = current.get("security") or {}
     words = [a for a in security.get("alarms", [])]
@@ -158,7 +166,6 @@ def security_alarms(
     if _failure_ahead(current) and not _failure_ahead(previous):
         alert = current["alert"]
         line = alert["lines"][0] if alert["lines"] else None
-        alarms.append(
-            {"kind": "failure_ahead", "line": line, "message": ("early warning: " + alert["words"])[:500]}
-        )
+        message = "early warning: " + alert_words(alert, names)
+        alarms.append({"kind": "failure_ahead", "line": line, "message": message[:500]})
     return [{**alarm, "severity": SEVERITY[alarm["kind"]]} for alarm in alarms]

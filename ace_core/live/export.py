@@ -1,4 +1,6 @@
-"""A live session as grid2op EpisodeData, by playing its actions again through grid2op's Runner."""
+"""A live session's day as grid2op EpisodeData, through grid2op's Runner: the session's actions
+played again (:func:`export_episode`), or an agent playing the same day for as many steps
+(:func:`play_day`)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,11 @@ from typing import Any
 
 from grid2op.Agent import BaseAgent
 
+from ace_core.agents.spec import AgentSpec, load_agent
 from ace_core.errors import AceError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.envs import make_env
-from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
+from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, Scenario
 from ace_core.live.actions import DO_NOTHING, parse_action, to_grid2op
 from ace_core.live.envs import live_scenarios, shorter
 
@@ -45,18 +48,52 @@ def export_episode(
 ) -> Path:
     """Write the session as grid2op EpisodeData (what ``EpisodeData.from_disk`` reads) by playing
     its actions again through grid2op's Runner, and return the episode's folder."""
-    from grid2op.Runner import Runner
-
     env = make_env(env_name, cache_chronics=False)  # the Runner resets chronics itself
     space = build_action_space(env)
-    scenario = shorter(live_scenarios(env, episode_length)[scenario_index], max_steps)
-    # the Runner stops where the session stopped (the scenario's end, a game over or a stop)
-    options = {**scenario.reset_options(), "max step": min(scenario.length, max(1, len(actions)))}
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    runner = Runner(
-        **env.get_params_for_runner(), agentClass=None, agentInstance=ReplayAgent(env, space, actions)
+    return _run_day(
+        env,
+        ReplayAgent(env, space, actions),
+        scenario=shorter(live_scenarios(env, episode_length)[scenario_index], max_steps),
+        seed=seed,
+        steps=len(actions),
+        out_dir=Path(out_dir),
     )
+
+
+def play_day(
+    *,
+    env_name: str,
+    scenario_index: int,
+    seed: int,
+    agent: str | AgentSpec,
+    steps: int,
+    out_dir: Path,
+    max_steps: int = 0,
+    episode_length: int = DEFAULT_EPISODE_LENGTH,
+) -> Path:
+    """Write ``agent`` (an :class:`~ace_core.agents.spec.AgentSpec` or its text) playing a session's
+    day as grid2op EpisodeData: the same env, scenario and seed as :func:`export_episode`, for
+    ``steps`` steps (the session's), and return the episode's folder. Its decision times are the
+    Runner's own."""
+    env = make_env(env_name, cache_chronics=False)
+    space = build_action_space(env)
+    return _run_day(
+        env,
+        load_agent(agent, env, space),
+        scenario=shorter(live_scenarios(env, episode_length)[scenario_index], max_steps),
+        seed=seed,
+        steps=steps,
+        out_dir=Path(out_dir),
+    )
+
+
+def _run_day(env, agent: BaseAgent, *, scenario: Scenario, seed: int, steps: int, out_dir: Path) -> Path:
+    from grid2op.Runner import Runner
+
+    # the Runner stops where the session stopped (the scenario's end, a game over or a stop)
+    options = {**scenario.reset_options(), "max step": min(scenario.length, max(1, steps))}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runner = Runner(**env.get_params_for_runner(), agentClass=None, agentInstance=agent)
     runner.run(
         nb_episode=1, reset_options=[options], env_seeds=[seed], agent_seeds=[seed], path_save=str(out_dir)
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ace_core.grid.forecasts import STEP_MINUTES
 from ace_core.grid.lookahead import LookAhead
+from ace_core.grid.names import ElementNames
 
 FAILURE = "failure"
 OVERLOAD = "overload"
@@ -47,12 +48,13 @@ class Alert:
 
     @property
     def words(self) -> str:
+        """What is expected, when and the best option, in words. The lines are not in it: they
+        are named by their one name where the words are shown (:func:`alert_words`)."""
         if not self.level:
             return ""
         minutes = self.in_steps * STEP_MINUTES
         what = "game over expected" if self.level == FAILURE else "overload expected"
-        lines = f"; lines {', '.join(map(str, self.lines))}" if self.lines else ""
-        return f"{what} in {minutes} min whatever is done (best option: {self.option}){lines}"
+        return f"{what} in {minutes} min whatever is done (best option: {self.option})"
 
     def to_json(self) -> dict:
         return {
@@ -63,6 +65,18 @@ class Alert:
             "option": self.option,
             "words": self.words,
         }
+
+
+def alert_words(alert: dict, names: ElementNames | None = None) -> str:
+    """An alert's JSON (:meth:`Alert.to_json`) in words, its lines by their one name
+    (:mod:`ace_core.grid.names`; ``line <id>`` without ``names``); empty when nothing is expected."""
+    if not alert.get("level"):
+        return ""
+    lines = alert.get("lines") or []
+    if not lines:
+        return alert["words"]
+    named = names.lines_of(lines) if names is not None else ", ".join(f"line {int(i)}" for i in lines)
+    return f"{alert['words']}; lines at risk: {named}"
 
 
 def expect_failure(options: list[tuple[str, LookAhead | None]]) -> Alert:

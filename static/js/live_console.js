@@ -189,6 +189,40 @@
     return parts.join(", ") + ", " + Math.round(cost.euros_per_hour) + " EUR/h";
   }
 
+  // ----- the agent's early warning (ace_core.recommend.alert): every option looked ahead fails
+  // (critical) or overloads (warning) within the horizon; a banner above the cards while it lasts,
+  // each line by its one name (grid2op's raw name only in its tooltip)
+  function showAlert(alert) {
+    var banner = $("early-warning");
+    banner.textContent = "";
+    if (!alert || !alert.level) {
+      banner.hidden = true;
+      banner.className = "early-warning";
+      banner.dataset.level = "";
+      return;
+    }
+    var failure = alert.level === "failure";
+    banner.className = "early-warning early-warning-" + (failure ? "critical" : "warning");
+    banner.dataset.level = alert.level;
+    banner.appendChild(el("strong", {}, "Early warning: "));
+    banner.appendChild(el("span", { "class": "expected" },
+      (failure ? "game over expected in about " : "overload expected in ") + alert.in_minutes + " min whatever is done"));
+    var lines = alert.lines || [];
+    if (lines.length) {
+      banner.appendChild(document.createTextNode(" · lines at risk: "));
+      lines.forEach(function (id, i) {
+        var line = view.layout && view.layout.lines ? view.layout.lines[id] : null;
+        if (i) { banner.appendChild(document.createTextNode(", ")); }
+        banner.appendChild(el("span", { "class": "line", "data-line": id, title: line ? line.raw : "" }, line ? line.name : "a line"));
+      });
+    }
+    if (alert.option) {
+      banner.appendChild(document.createTextNode(" · best option looked ahead: "));
+      banner.appendChild(el("span", { "class": "option" }, alert.option));
+    }
+    banner.hidden = false;
+  }
+
   // ----- the step's assessment: forecast, doing nothing, the grid's N-1, rejected candidates -----
   // (steps leave out the fields webapp.live.session_messages.ASSESSMENT_HIDDEN names, as a card's
   // CARD_HIDDEN: a field shown here must not be named there)
@@ -200,6 +234,7 @@
     kind.textContent = forecast.kind ? forecast.description : "–";
     kind.className = "forecast forecast-" + (forecast.kind || "none");
     kind.dataset.kind = forecast.kind || "";
+    showAlert(a.alert);
     var security = a.security || {};
     var alarms = $("security-alarms");
     alarms.textContent = "";

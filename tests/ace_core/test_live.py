@@ -5,6 +5,7 @@ with the reason an operator can act on. What-if of any action: test_live_what_if
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from grid2op.Parameters import Parameters
 
 from ace_core.grid.envs import make_env
+from ace_core.grid.names import ElementNames
 from ace_core.live import (
     DO_NOTHING,
     LiveAction,
@@ -20,6 +22,7 @@ from ace_core.live import (
     alarms_between,
     apply_delta,
     card_dict,
+    lines_switched_off,
     make_live_env,
     n1_baseline,
     parse_action,
@@ -435,6 +438,25 @@ def test_state_alarms_carry_a_severity():
     assert (over["kind"], over["severity"]) == ("game_over", "critical")
 
 
+def test_a_line_the_operator_switches_off_is_no_trip(env):
+    grid = LiveGrid(ENV, 0, 0, None, env=env)
+    g2op_space = grid.env.action_space
+    off = act({"kind": "line", "line": 3, "status": "disconnect"}, grid)
+    assert lines_switched_off(off, grid.space, g2op_space) == {3}
+    assert (
+        lines_switched_off(
+            act({"kind": "line", "line": 3, "status": "connect"}, grid), grid.space, g2op_space
+        )
+        == set()
+    )
+    assert lines_switched_off(DO_NOTHING, grid.space, g2op_space) == set()
+    before = {"step": 0, "overloads": [], "rho": [0.5] * 4, "maintenance": [], "line_status": [1, 1, 1, 1]}
+    after = {**before, "step": 1, "line_status": [1, 1, 1, 0]}
+    assert alarms_between(before, after, done=False, finished=False, switched_off=frozenset({3})) == []
+    (tripped,) = alarms_between(before, after, done=False, finished=False)  # not the step's doing
+    assert tripped["kind"] == "line_tripped"
+
+
 def test_the_agents_early_warning_is_a_critical_alarm_naming_the_line_once():
     quiet = {**_n1(0, 0.8), "alert": {"level": ""}}
     warned = {
@@ -447,10 +469,21 @@ def test_the_agents_early_warning_is_a_critical_alarm_naming_the_line_once():
         },
     }
     later = {**warned, "alert": {**warned["alert"], "in_steps": 11}}
-    assert security_alarms(quiet, later) == []  # an hour ahead: in the assessment, not an alarm yet
-    (alarm,) = security_alarms(later, warned)
+    names = ElementNames(
+        lines=tuple(f"Corridor {chr(ord('A') + i)}" for i in range(10)),
+        substations=(),
+        generators=(),
+        loads=(),
+        raw_lines=tuple(f"{i}_{i + 1}_{i}" for i in range(10)),
+    )
+    assert security_alarms(quiet, later, names=names) == []  # an hour ahead: not an alarm yet
+    (alarm,) = security_alarms(later, warned, names=names)
     assert (alarm["kind"], alarm["severity"], alarm["line"]) == ("failure_ahead", "critical", 9)
-    assert alarm["message"] == "early warning: game over expected in 25 min whatever is done"
+    # the lines by their one name, as the other alarms, the cards and the diagram call them
+    assert alarm["message"] == (
+        "early warning: game over expected in 25 min whatever is done; lines at risk: Corridor J, Corridor E"
+    )
+    assert not re.search(r"\b(?:9|4|9_10_9|4_5_4)\b", alarm["message"])
     assert security_alarms(warned, warned) == []  # once, while it lasts
     overload_only = {
         **_n1(0, 0.8),

@@ -1,8 +1,13 @@
 """One element has one name across the console: with a grid's readable names
 (``$GRIDACE_NAMES_DIR/<env>.json``, :mod:`ace_core.grid.names`), the cards, the security panel,
-the alarms and the diagram's hover texts call every line, substation, generator and load by its
-readable name, the same name for the same id everywhere, and never by the grid's default names
-(``line 1-4``, ``substation 4``); grid2op's raw names are only in the diagram's hover detail.
+the alarms, the early-warning banner and the diagram's hover texts call every line, substation,
+generator and load by its readable name, the same name for the same id everywhere, and never by
+the grid's default names (``line 1-4``, ``substation 4``); grid2op's raw names are only in the
+diagram's hover detail and the banner's tooltips.
+
+The sandbox's days are calm (no alarm in their first hours), so the operator takes two lines out
+from the what-if panel, one step after the other: the grid then overloads lines (alarms naming
+them) and every option looked ahead overloads a line (the agent's early warning, a banner).
 
 With ``GRIDACE_SCREENSHOTS=1`` the test also refreshes the console's and the shift summary's
 screenshots in ``docs/screenshots/`` (without it they go to ``artifacts/`` only, so a test run
@@ -73,6 +78,22 @@ HOVER_LINE = """line => {
 }"""
 """shows a line's hover label on the diagram (its marker at the line's middle)"""
 SCREENSHOTS = ROOT / "docs" / "screenshots"
+TAKEN_OUT = (8, 3)
+"""the lines the operator disconnects (the sandbox's lines 5-11 then 1-3), from any of the first
+steps of scenario 0: the first overloads lines 5-12 and 11-12, the second line 1-4 with every
+option looked ahead overloading it within the hour"""
+BANNER = """() => {
+  const banner = document.getElementById('early-warning');
+  if (banner.hidden) { return null; }
+  return {
+    step: Number(document.getElementById('diagram').dataset.step),
+    level: banner.dataset.level,
+    className: banner.className,
+    text: banner.textContent,
+    lines: [...banner.querySelectorAll('.line')].map(l => ({ id: Number(l.dataset.line), name: l.textContent, title: l.title })),
+  };
+}"""
+"""the early-warning banner once it shows (null while hidden)"""
 
 
 @pytest.fixture
@@ -147,6 +168,40 @@ def _wait_until_paused(page, session_id: int) -> None:
     raise AssertionError("the page did not catch up with the paused session's last step within 60 s")
 
 
+def _take_out(page, line: int) -> int:
+    """The operator disconnects ``line`` from the what-if panel and plays one step; the step the
+    page then shows (its alarms and assessment with it)."""
+    step = int(page.get_attribute("#diagram", "data-step"))
+    page.select_option("#wi-kind", "line")
+    page.select_option("#wi-line", str(line))
+    page.select_option("#wi-line-status", "disconnect")
+    page.click("#wi-apply")
+    page.wait_for_function(
+        "name => document.getElementById('notice').textContent.includes('«disconnect ' + name + '» will be played')",
+        arg=NAMES["lines"][line],
+    )
+    page.click("#single-step")
+    page.wait_for_function(
+        f"() => Number(document.getElementById('diagram').dataset.step) > {step}", timeout=60_000
+    )
+    return int(page.get_attribute("#diagram", "data-step"))
+
+
+def _check_alarms(page, session_id: int) -> None:
+    """Every alarm shown in readable names; each one about a line names it by the line's name."""
+    shown = [a.strip() for a in page.locator("#alarms .alarm .what").all_text_contents()]
+    for text in shown:
+        _assert_readable(text, "the alarms")
+    alarms = in_thread(lambda: list(Alarm.objects.filter(session_id=session_id, line__isnull=False)))
+    assert any(a.kind == "overload" for a in alarms), [a.message for a in alarms]
+    for alarm in alarms:
+        name = NAMES["lines"][alarm.line]
+        if alarm.kind in ("overload", "maintenance", "line_tripped"):
+            assert alarm.message.startswith(name + " "), alarm.message
+        assert name in alarm.message, alarm.message
+    assert {a.message for a in alarms} <= set(shown)
+
+
 def _save(page, artifacts: Path, name: str, down_to: str = "") -> None:
     """A screenshot of the page (from its top down to the element ``down_to``, to keep the PNG
     small) to ``artifacts``; to ``docs/screenshots`` too with GRIDACE_SCREENSHOTS=1."""
@@ -208,13 +263,31 @@ def test_one_element_has_one_name_across_cards_alarms_and_diagram(server, artifa
             in shown["n1"]
         )
 
-        # the alarms: each names its line by the line's id
-        for text in shown["alarms"]:
-            _assert_readable(text, "the alarms")
-        alarms = in_thread(lambda: list(Alarm.objects.filter(session_id=session_id, line__isnull=False)))
-        for alarm in alarms:
-            assert alarm.message.startswith(NAMES["lines"][alarm.line] + " "), alarm.message
-        assert {a.message for a in alarms} <= set(shown["alarms"])
+        # the operator takes two lines out: alarms name the lines overloaded and tripped, and the
+        # agent's early warning names the lines every option overloads, each by its one name
+        assert not page.is_visible("#early-warning")  # a calm grid: no early warning
+        for line in TAKEN_OUT:
+            step = _take_out(page, line)
+        _check_alarms(page, session_id)
+        banner = page.wait_for_function(BANNER, timeout=15_000).json_value()
+        assert banner["step"] == step
+        alert = in_thread(
+            lambda: SessionStep.objects.get(session_id=session_id, step=step).assessment["alert"]
+        )
+        assert banner["level"] == alert["level"] and alert["lines"]
+        assert banner["className"].split() == [
+            "early-warning",
+            "early-warning-critical" if alert["level"] == "failure" else "early-warning-warning",
+        ]
+        expected = "game over expected in about" if alert["level"] == "failure" else "overload expected in"
+        assert f"Early warning: {expected} {alert['in_minutes']} min" in banner["text"], banner["text"]
+        _assert_readable(banner["text"], "the early-warning banner")
+        assert [(b["id"], b["name"]) for b in banner["lines"]] == [
+            (i, NAMES["lines"][i]) for i in alert["lines"]
+        ]
+        # grid2op's raw name only as the tooltip
+        assert all(RAW_NAME.fullmatch(b["title"]) for b in banner["lines"]), banner["lines"]
+        assert alert["option"] in banner["text"]
 
         # a decision, for the shift summary to have one
         card = page.locator(".rec-card.rec-open", has_not=page.locator(".error")).first

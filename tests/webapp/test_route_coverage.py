@@ -59,6 +59,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "operations:summary": ("viewer", "get"),
     "operations:export": ("viewer", "get"),
     "operations:day_compare": ("viewer", "get"),
+    "operations:day_play": ("controller", "post"),
     "operations:control": ("controller", "post"),
     "operations:decide": ("operator", "post"),
     "operations:what_if": ("operator", "post"),

@@ -211,10 +211,13 @@ ASSESSMENT_HIDDEN: Hidden = {
     },
     "security": {"n1": N1_HIDDEN, "look_ahead": True},
     "rejected": {"action_index": True, "max_rho_after": True, "outcome": True},
+    # the early-warning banner says it from the level, the minutes, the lines and the option
+    "alert": {"in_steps": True, "words": True},
 }
-"""what the console (``showAssessment``, and the lines at risk on the diagram) never shows of a
-step's assessment: timings, solver details, the candidates kept out of the cards, doing nothing's
-own figures, the grid's look-ahead (the reference's is shown)"""
+"""what the console (``showAssessment``, the early-warning banner, and the lines at risk on the
+diagram) never shows of a step's assessment: timings, solver details, the candidates kept out of
+the cards, doing nothing's own figures, the grid's look-ahead (the reference's is shown), the
+alert's words (its lines are named from the drawing's names)"""
 
 
 def console_view(value: Any, hidden: Hidden) -> Any:

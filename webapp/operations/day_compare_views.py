@@ -5,22 +5,35 @@ path): the KPIs of :func:`ace_core.evaluation.day_compare.compare_day` in two co
 diagrams (the console's drawing, ``static/js/grid_diagram.js``) moved by one slider and one play
 button. A name the page does not give, a folder outside its roots or two different days answer
 400 with the reason, above the picker.
+
+Below the picker, the finished sessions' days and the deployed policy's play of each: a button
+queues the play (:class:`DayPlayView`, a background job), the page says while it is queued or
+running, and lists the policy's episode beside the operator's once it is written.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.views import View
 
 from ace_core.evaluation.day_compare import EpisodeError, compare_day
 from ace_core.live import grid_state, state_delta
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
-from webapp.operations.episode_sources import SESSION_KEY, episode_choices, episode_folder, grid_drawing
+from webapp.operations.episode_sources import (
+    SESSION_KEY,
+    episode_choices,
+    episode_folder,
+    grid_drawing,
+    session_days,
+)
 from webapp.operations.errors import OperationsError
+from webapp.operations.services.session_episodes import REPLAYS, day_play_request
 
 
 def _deltas(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -73,12 +86,28 @@ KPI_ROWS = (
 """the KPI table's rows: a name and how one episode's KPIs read in it"""
 
 
+PLAYING_REFRESH_SECONDS = 5
+"""while a day is being played, the page without a comparison reloads this often"""
+
+
+def _page_context(request: HttpRequest, a: str = "", b: str = "") -> dict[str, Any]:
+    days = session_days()
+    return {
+        "choices": episode_choices(request.user, days),
+        "day_plays": days,
+        "playing": any(day.policy is not None and day.policy.is_active for day in days),
+        "refresh_seconds": PLAYING_REFRESH_SECONDS,
+        "a": a,
+        "b": b,
+    }
+
+
 class DayCompareView(PermissionGate, View):
     permission_required = roles.VIEW_SESSIONS
 
     def get(self, request: HttpRequest) -> HttpResponse:
         a, b = request.GET.get("a", ""), request.GET.get("b", "")
-        context: dict[str, Any] = {"choices": episode_choices(request.user), "a": a, "b": b}
+        context = _page_context(request, a, b)
         if not (a and b):
             return render(request, "operations/day_compare.html", context)
         try:
@@ -94,7 +123,8 @@ class DayCompareView(PermissionGate, View):
             context["error"] = str(error)
             return render(request, "operations/day_compare.html", context, status=400)
         for side, key in (("a", a), ("b", b)):
-            if SESSION_KEY.fullmatch(key):  # the Runner timed the replay, not the operator
+            replay = SESSION_KEY.fullmatch(key)
+            if replay and replay.group(2) in REPLAYS:  # the Runner timed the replay, not the operator
                 result[side]["kpis"]["decision_ms"] = {"recorded": False, "note": SESSION_DECISION_TIME}
         labels = {choice.key: choice.label for choice in context["choices"]}
         sides = [
@@ -128,3 +158,24 @@ class DayCompareView(PermissionGate, View):
             },
         }
         return render(request, "operations/day_compare.html", context)
+
+
+class DayPlayView(PermissionGate, View):
+    """POST: queue the deployed policy's play of a finished session's day (those who control
+    sessions: it takes a worker tens of seconds); back to the page, which says how it goes. A
+    refusal answers 400 with the reason above the picker, and nothing is queued."""
+
+    permission_required = roles.CONTROL_SESSIONS
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        try:
+            play = day_play_request(session_id=pk, user=request.user)
+        except OperationsError as error:
+            context = _page_context(request) | {"error": str(error)}
+            return render(request, "operations/day_compare.html", context, status=400)
+        messages.success(
+            request,
+            f"{play.agent_label} is queued to play session {pk}'s day ({play.steps} steps); "
+            "it is listed here when done",
+        )
+        return HttpResponseRedirect(reverse("operations:day_compare") + "#day-plays")

@@ -6,8 +6,9 @@ checks again after resolving links):
 
 * ``runs/<run>/evaluations/<id>/<agent>/episodes/seed<S>/<scenario>``: an evaluation's episode
   (the runs folder; users who may view evaluations);
-* ``session/<id>/operator`` or ``session/<id>/do-nothing``: a finished live session as the
-  operator played it, or doing nothing on the same day (written on first use,
+* ``session/<id>/operator``, ``session/<id>/do-nothing`` or ``session/<id>/policy``: a finished
+  live session as the operator played it, doing nothing on the same day (both written on first
+  use), or the deployed policy on the same day (listed once its background play is done;
   :mod:`webapp.operations.services.session_episodes`);
 * ``extra<N>/<path>``: any grid2op Runner folder under the N-th of ``GRIDACE_EPISODE_ROOTS``.
 
@@ -29,8 +30,13 @@ from ace_core.evaluation.day_compare import META_FILE
 from webapp.accounts import roles
 from webapp.jobs.models import JobStatus
 from webapp.operations.errors import OperationsError, UnknownObjectError
-from webapp.operations.models import LiveSession, SessionStatus
-from webapp.operations.services.session_episodes import PLAYS, session_episode, session_episodes_root
+from webapp.operations.models import DayPlay, LiveSession, SessionStatus
+from webapp.operations.services.session_episodes import (
+    PLAYS,
+    play_folder,
+    session_episode,
+    session_episodes_root,
+)
 from webapp.training.models import Evaluation
 
 KEY_MAX_LENGTH = 500
@@ -40,9 +46,24 @@ SEARCH_DEPTH = 6
 """how deep below an extra root episodes are listed"""
 SESSION_KEY = re.compile(r"session/([0-9]{1,9})/(" + "|".join(re.escape(p) for p in PLAYS) + r")")
 ACCEPTED_KEYS = (
-    "accepted: an episode this page lists (an evaluation's episode, a finished session as played or "
-    "doing nothing on its day, or a Runner folder under GRIDACE_EPISODE_ROOTS)"
+    "accepted: an episode this page lists (an evaluation's episode, a finished session as played, "
+    "doing nothing or the deployed policy on its day, or a Runner folder under GRIDACE_EPISODE_ROOTS)"
 )
+
+
+@dataclass(frozen=True)
+class SessionDay:
+    """A finished session's day and the deployed policy's play of it."""
+
+    session: LiveSession
+    policy: DayPlay | None
+    """the latest play of the deployed policy asked for (None: never asked)"""
+    played: bool
+    """the policy's episode is written: the page lists it"""
+
+    @property
+    def policy_label(self) -> str:
+        return self.policy.agent_label if self.policy else "the deployed policy"
 
 
 @dataclass(frozen=True)
@@ -110,14 +131,26 @@ def _evaluation_choices(root: Path) -> list[Choice]:
     return out
 
 
-def _session_choices() -> list[Choice]:
-    sessions = (
+def session_days() -> list[SessionDay]:
+    """The finished sessions the page lists (the newest), each with its policy's play."""
+    sessions = list(
         LiveSession.objects.exclude(status__in=(SessionStatus.RUNNING, SessionStatus.PAUSED))
         .filter(current_step__gte=1)
         .order_by("-id")[:LISTED]
     )
+    latest: dict[int, DayPlay] = {}
+    for play in DayPlay.objects.filter(session__in=sessions, play="policy").order_by("-id"):
+        latest.setdefault(play.session_id, play)
+    return [
+        SessionDay(session, latest.get(session.pk), play_folder(session, "policy").is_dir())
+        for session in sessions
+    ]
+
+
+def _session_choices(days: list[SessionDay]) -> list[Choice]:
     out = []
-    for session in sessions:
+    for day in days:
+        session = day.session
         group = (
             f"{session.env} · session {session.pk}'s day ({session.scenario_name or session.scenario_index})"
         )
@@ -126,6 +159,10 @@ def _session_choices() -> list[Choice]:
         out.append(
             Choice(f"session/{session.pk}/do-nothing", f"{name}: doing nothing on the same day", group)
         )
+        if day.played:
+            out.append(
+                Choice(f"session/{session.pk}/policy", f"{name}: {day.policy_label} on the same day", group)
+            )
     return out
 
 
@@ -147,11 +184,12 @@ def runner_episodes(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def episode_choices(user: AbstractBaseUser) -> list[Choice]:
-    """What the page offers ``user``, grouped by day."""
+def episode_choices(user: AbstractBaseUser, days: list[SessionDay] | None = None) -> list[Choice]:
+    """What the page offers ``user``, grouped by day (``days``: :func:`session_days`, when the
+    caller has them already)."""
     roots = episode_roots(user)
     choices = _evaluation_choices(roots["runs"]) if "runs" in roots else []
-    choices += _session_choices()
+    choices += _session_choices(session_days() if days is None else days)
     for name, root in roots.items():
         if name.startswith("extra"):
             choices += _extra_choices(name, root)

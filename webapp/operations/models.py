@@ -17,7 +17,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 
-from webapp.jobs.models import Claimed
+from webapp.jobs.models import ACTIVE_STATUSES, Claimed, Job
 
 
 class SessionStatus(models.TextChoices):
@@ -275,3 +275,33 @@ class Alarm(models.Model):
 
     def __str__(self) -> str:
         return f"session {self.session_id} step {self.step}: {self.message}"[:200]
+
+
+class DayPlay(Job):
+    """An agent played by grid2op's Runner on a finished session's day, in the background (the
+    ``default`` queue): the deployed policy on the day the operators ran, for the day-comparison
+    page (:mod:`webapp.operations.services.session_episodes` writes the episode's folder). A play
+    that succeeded is never played again; one that failed may be asked for again."""
+
+    noun = "play"
+
+    session = models.ForeignKey(LiveSession, on_delete=models.CASCADE, related_name="day_plays")
+    play = models.CharField(max_length=32, help_text="the episode's name beside the session (policy)")
+    agent = models.CharField(max_length=600, help_text="the agent played (ace_core.agents.spec.AgentSpec)")
+    agent_label = models.CharField(max_length=300, help_text="which agent played, in words")
+    steps = models.PositiveIntegerField(help_text="steps played: as many as the session's")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # the database's own guard against two plays of one day at once (two clicks)
+            models.UniqueConstraint(
+                fields=["session", "play"],
+                condition=models.Q(status__in=ACTIVE_STATUSES),
+                name="one_active_play_per_session_day",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_label} on session {self.session_id}'s day ({self.status})"[:200]

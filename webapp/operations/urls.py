@@ -20,4 +20,5 @@ urlpatterns = [
     path("<int:pk>/replay/", views.ReplayView.as_view(), name="replay"),
     path("<int:pk>/summary/", views.ShiftSummaryView.as_view(), name="summary"),
     path("<int:pk>/export/", views.ExportView.as_view(), name="export"),
+    path("<int:pk>/play-policy/", day_compare_views.DayPlayView.as_view(), name="day_play"),
 ]

@@ -8,7 +8,8 @@ import pytest
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.forecasts import ForecastInfo, make_env_with_forecasts
 from ace_core.grid.lookahead import LookAhead
-from ace_core.recommend.alert import FAILURE, OVERLOAD, expect_failure
+from ace_core.grid.names import ElementNames
+from ace_core.recommend.alert import FAILURE, OVERLOAD, alert_words, expect_failure
 from ace_core.recommend.pipeline import PipelineConfig, RecommendationPipeline
 
 PERFECT = ForecastInfo("perfect", 12)
@@ -33,6 +34,19 @@ def test_the_alert_reads_every_option_looked_ahead():
     skipped = LookAhead(PERFECT, skipped="this grid carries no forecasts")
     assert not expect_failure([("do nothing", skipped), ("card", None)]).raised
     assert expect_failure([]).to_json()["level"] == ""
+
+
+def test_the_alert_names_its_lines_by_their_one_name():
+    """The alert's words leave the lines out; where they are shown, each line is named by its one
+    name (the cards' and the diagram's), never by its id."""
+    alert = expect_failure([("do nothing", _trajectory([1.2], game_over=2, lines=[2, 0]))])
+    assert alert.words == "game over expected in 10 min whatever is done (best option: do nothing)"
+    names = ElementNames(
+        lines=("Corridor A", "Corridor B", "Corridor C"), substations=(), generators=(), loads=()
+    )
+    assert alert_words(alert.to_json(), names) == f"{alert.words}; lines at risk: Corridor C, Corridor A"
+    assert alert_words(alert.to_json()).endswith("lines at risk: line 2, line 0")  # no names: the ids said so
+    assert alert_words(expect_failure([]).to_json(), names) == ""
 
 
 @pytest.fixture(scope="module")

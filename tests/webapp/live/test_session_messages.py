@@ -22,9 +22,10 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from ace_core.live import apply_delta, untrained_policy
+from ace_core.recommend.alert import OVERLOAD, Alert
 from tests.webapp.conftest import SOCKET_TIMEOUT
 from webapp.jobs.models import JobStatus
-from webapp.live.broadcast import MESSAGE_TYPE, BackgroundPublisher
+from webapp.live.broadcast import MESSAGE_TYPE, BackgroundPublisher, encode
 from webapp.live.session_messages import (
     ASSESSMENT_HIDDEN,
     CARD_HIDDEN,
@@ -176,3 +177,23 @@ def test_changes_name_what_moved_and_merge_back():
     fewer = {**after, "rejected": after["rejected"][:1]}
     assert changes(after, fewer) == {"set": [["rejected", fewer["rejected"]]]}
     assert apply_changes(None, {"whole": after}) == after
+
+
+def test_the_early_warning_banner_gets_what_it_shows_and_hides_when_the_alert_clears():
+    """A step's alert reaches the console as its banner needs it: the level, the minutes, the lines
+    by id (the page names them from the drawing, as the cards and the diagram) and the best option;
+    the alert's words and steps stay out. When the alert clears, the change empties the level."""
+    option = "substation 5: line 4-5 to bus 2; others on bus 1"
+    raised = {"alert": Alert(OVERLOAD, 2, (4, 9), option).to_json(), "forecast": {"kind": "perfect"}}
+    banner = console_view(raised, ASSESSMENT_HIDDEN)["alert"]
+    assert banner == {"level": "overload", "in_minutes": 10, "lines": [4, 9], "option": option}
+    assert len(encode(banner)) <= 120 + len(option)
+    cleared = {**raised, "alert": Alert().to_json()}
+    part = changes(console_view(raised, ASSESSMENT_HIDDEN), console_view(cleared, ASSESSMENT_HIDDEN))
+    assert apply_changes(console_view(raised, ASSESSMENT_HIDDEN), part)["alert"] == {
+        "level": "",
+        "in_minutes": None,
+        "lines": [],
+        "option": "",
+    }
+    assert changes(console_view(cleared, ASSESSMENT_HIDDEN), console_view(cleared, ASSESSMENT_HIDDEN)) == {}

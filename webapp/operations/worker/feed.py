@@ -25,6 +25,7 @@ from ace_core.live import (
     LiveGrid,
     alarms_between,
     grid_layout,
+    lines_switched_off,
     n1_baseline,
     parse_action,
     security_alarms,
@@ -143,12 +144,19 @@ class SessionFeed:
                 refusal = grid.refusal(action)
                 if refusal:
                     action = DO_NOTHING
+            switched_off = lines_switched_off(action, grid.space, grid.env.action_space)
             result = grid.step(action)
-            self._record(grid, result, decision, refusal, previous)
+            self._record(grid, result, decision, refusal, previous, switched_off)
             played += 1
 
     def _record(
-        self, grid: LiveGrid, result: Any, decision: Any, refusal: str, previous: dict | None
+        self,
+        grid: LiveGrid,
+        result: Any,
+        decision: Any,
+        refusal: str,
+        previous: dict | None,
+        switched_off: frozenset[int] = frozenset(),
     ) -> None:
         alarms = alarms_between(
             previous,
@@ -157,12 +165,15 @@ class SessionFeed:
             finished=result.finished,
             reason=result.reason,
             names=grid.space.names,
+            switched_off=switched_off,  # the operator's own doing is no trip
         )
         if result.assessment:
             if self.n1_baseline is None:
                 self.n1_baseline = n1_baseline(result.assessment, result.step)
             result.assessment["n1_baseline"] = self.n1_baseline  # the console shows N-1 against it
-            alarms += security_alarms(self.assessment, result.assessment, self.n1_baseline)
+            alarms += security_alarms(
+                self.assessment, result.assessment, self.n1_baseline, names=grid.space.names
+            )
             self.assessment = result.assessment
         message = services.step_record(
             session_id=self.session_id,

@@ -21,8 +21,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("envs", nargs="*", help="env names (default: the deployed policy's env)")
         parser.add_argument("--force", action="store_true", help="play every day again")
+        parser.add_argument("--quiet", action="store_true", help="write nothing but errors (the demo's)")
 
-    def handle(self, *args: Any, envs: list[str], force: bool, **options: Any) -> None:
+    def handle(self, *args: Any, envs: list[str], force: bool, quiet: bool, **options: Any) -> None:
+        write = (lambda _text: None) if quiet else self.stdout.write
         if not envs:
             deployment = deployment_current()
             if deployment is None:
@@ -40,10 +42,10 @@ class Command(BaseCommand):
             try:
                 days = live_days(env)
                 cache = DifficultyCache(name)
-                self.stdout.write(f"{name}: {len(days)} days, kept in {cache.path}")
+                write(f"{name}: {len(days)} days, kept in {cache.path}")
                 difficulty_compute(
-                    env, cache, days, force=force, progress=lambda day: self.stdout.write(f"  {day.words}")
+                    env, cache, days, force=force, progress=lambda day: write(f"  {day.words}")
                 )
             finally:
                 env.close()
-            self.stdout.write(f"{name}: every day's difficulty is known")
+            write(f"{name}: every day's difficulty is known")

@@ -194,6 +194,19 @@ class Command(BaseCommand):
             self._start(root, "watchdog", [sys.executable, "manage.py", "watchdog"]),
             self._start(root, "live_feed", [sys.executable, "manage.py", "live_feed"]),
         ]
+        # one-off, not watched: doing nothing played once on each day of the live env, so the
+        # session form lists its days with their difficulty (cached; days already played skipped)
+        one_off = (
+            []
+            if live is None or check
+            else [
+                self._start(
+                    root,
+                    "day_difficulty",
+                    [sys.executable, "manage.py", "day_difficulty", "--quiet", live.env],
+                )
+            ]
+        )
         try:
             url = f"http://127.0.0.1:{port}/"
             self._wait_for_web(url, children[0])
@@ -228,7 +241,7 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("\nstopping…")
         finally:
-            child_processes.stop(children)
+            child_processes.stop(children + one_off)
 
     def _start(self, root: Path, name: str, command: list[str]) -> subprocess.Popen:
         return child_processes.start(command, cwd=root)
