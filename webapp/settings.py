@@ -17,7 +17,8 @@ Environment variables (all optional here; :mod:`webapp.settings_production` requ
                       ``$GRIDACE_CACHE_DIR/mines``, where runs with pretrain_mine=auto mine too);
                       finished mines under ``GRIDACE_DATA_DIR/mines`` are listed as well
 ``GRIDACE_HEARTBEAT_SECONDS`` / ``GRIDACE_STALE_AFTER_SECONDS`` / ``GRIDACE_MAX_AUTO_RESUMES``
-                      worker heartbeat of runs and mines, and stale-run recovery (defaults 3, 30, 2)
+                      worker heartbeat of jobs (runs, mines, plays), and their recovery by the watchdog
+                      (defaults 3, 30, 2; auto-resumes: runs only)
 ``GRIDACE_LIVE_STALE_SECONDS`` / ``GRIDACE_LIVE_POLL_SECONDS``
                       live feed worker take-over delay and polling period (defaults 10, 0.2)
 ``GRIDACE_API_RATE`` / ``GRIDACE_API_ADDRESS_RATE`` / ``GRIDACE_API_MAX_BODY_BYTES``

@@ -4,7 +4,8 @@ Each start claims the job with a random ``worker_token``. Once the watchdog take
 silent worker (failed, or queued again for a new attempt), the old worker, if it was only frozen,
 no longer owns it: its heartbeats return not owned (its work should stop) and its end changes
 nothing. The apps wrap these where their jobs need more (a run's page is told, its charts roll
-back); ``model`` is the job's model class.
+back); ``model`` is the job's model class. How each kind of job is recovered when its worker falls
+silent is registered in :mod:`webapp.jobs.recovery`.
 """
 
 from __future__ import annotations
@@ -100,6 +101,13 @@ def job_fail(*, model: type[J], job_id: int, worker_token: str, error: str) -> J
         update_fields=job.mark_ended(JobStatus.FAILED, now=timezone.now(), error=error[:ERROR_MAX_LENGTH])
     )
     return job
+
+
+def job_silent(job: Job, *, now: datetime, stale_after: timedelta) -> bool:
+    """Whether ``job`` is one :func:`jobs_stale` finds: running, and silent for longer than
+    ``stale_after`` (no heartbeat yet: since it started)."""
+    last_seen = job.heartbeat_at or job.started_at
+    return job.status == JobStatus.RUNNING and last_seen is not None and last_seen < now - stale_after
 
 
 def jobs_stale(*, model: type[J], now: datetime, stale_after: timedelta) -> QuerySet[J]:

@@ -3,6 +3,9 @@
 A ``db_worker`` process imports the trainer (torch, grid2op: several seconds) when it starts,
 before it claims any task, so that a run's first chart point comes seconds after a worker
 starts it rather than after the imports.
+
+It registers how the watchdog recovers silent runs (resumed from their last checkpoint, or failed)
+and silent mines (failed, to be started again) in :mod:`webapp.jobs.recovery`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ class TrainingConfig(AppConfig):
     verbose_name = "Training runs"
 
     def ready(self) -> None:
+        from webapp.jobs.recovery import job_recovery_register
+
+        job_recovery_register(kind="runs", recover="webapp.training.services.recovery.runs_recover_silent")
+        job_recovery_register(kind="mines", recover="webapp.training.services.recovery.mines_recover_silent")
         if sys.argv[1:2] == ["db_worker"]:
             preload_trainer()
 

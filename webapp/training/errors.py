@@ -2,6 +2,8 @@
 
 from django.core.exceptions import ValidationError
 
+from webapp.jobs import errors as jobs_errors
+
 
 class RunStateError(ValidationError):
     """The run (or checkpoint, or evaluation) is not in a state that allows the action."""
@@ -13,8 +15,9 @@ class DeployGuardError(RunStateError):
     missing."""
 
 
-class WorkerLost(Exception):
-    """Recorded on a task whose worker stopped sending heartbeats (killed, machine lost)."""
+class WorkerLost(jobs_errors.WorkerLost):
+    """Recorded on a run's or a mine's task whose worker stopped sending heartbeats (killed, machine
+    lost); kept under this name, which the task rows already recorded carry."""
 
 
 class MineStateError(ValidationError):

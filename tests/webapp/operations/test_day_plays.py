@@ -6,21 +6,30 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from tests.webapp.conftest import client_for
 from tests.webapp.operations.conftest import run_feed
 from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
+from webapp.jobs.services import job_start
 from webapp.operations.errors import SessionStateError
 from webapp.operations.models import DayPlay
 from webapp.operations.services import session_control
-from webapp.operations.services.session_episodes import PLAY_LOST, day_play_request, session_episode
+from webapp.operations.services.session_episodes import (
+    PLAY_LOST,
+    PLAY_RECOVERED,
+    day_play_request,
+    session_episode,
+)
 from webapp.operations.worker.plays import play_attempt
 
 URL = reverse("operations:day_compare")
@@ -126,6 +135,7 @@ def test_refusals_say_why_and_queue_nothing_and_a_silent_play_is_asked_again(
     again = day_play_request(session_id=running.pk, user=operator)
     silent.refresh_from_db()
     assert silent.status == JobStatus.FAILED and silent.error.startswith(PLAY_LOST)
+    assert AuditEntry.objects.get(action=PLAY_RECOVERED).target_id == str(silent.pk)  # as the watchdog does
     assert again.status == JobStatus.QUEUED and DayPlay.objects.count() == 2
     assert "queued: the deployed policy" in client.get(URL).content.decode()
 
@@ -165,3 +175,45 @@ def test_an_operator_asks_for_the_play_and_the_page_lists_it_when_a_worker_is_do
     assert rows["Survival"] == (f"{STEPS} / {STEPS} steps (100 %)",) * 2
     assert rows["Decision time"][0].startswith("not recorded in a replay")
     assert "ms median" in rows["Decision time"][1]  # the policy's own times, as the Runner took them
+
+
+@pytest.mark.django_db
+def test_the_watchdog_fails_a_silent_play_with_the_reason_and_the_page_offers_it_again(
+    make_session, operator, data_dir, settings
+):
+    settings.GRIDACE_STALE_AFTER_SECONDS = 30
+    session = make_session(max_steps=STEPS)
+    run_feed(session, 10)
+    play = day_play_request(session_id=session.pk, user=operator)
+    # a worker claims it and dies mid-play
+    job_start(model=DayPlay, job_id=play.pk, worker_token="dead")
+    DBTaskResult.objects.filter(id=play.task_id).update(status=TaskResultStatus.RUNNING)
+    call_command("watchdog", "--once", verbosity=0)
+    assert DayPlay.objects.get(pk=play.pk).status == JobStatus.RUNNING  # its heartbeat is fresh yet
+    DayPlay.objects.filter(pk=play.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=45))
+
+    out = StringIO()
+    call_command("watchdog", "--once", stdout=out)
+
+    play.refresh_from_db()
+    assert play.status == JobStatus.FAILED and play.finished_at is not None
+    assert play.error.startswith(f"{PLAY_LOST} (none since ") and "30 s allowed" in play.error
+    assert "runs, mines, plays silent for 30 s are recovered" in out.getvalue()
+    assert f"play {play.pk} (session {session.pk}, policy) failed: {play.error}" in out.getvalue()
+    task = DBTaskResult.objects.get(id=play.task_id)
+    assert task.status == TaskResultStatus.FAILED
+    assert task.exception_class_path == "webapp.jobs.errors.WorkerLost"
+    # audited as the runs' and mines' recoveries are: by no one, with the reason
+    entry = AuditEntry.objects.get(action=PLAY_RECOVERED)
+    assert entry.actor is None and entry.target_id == str(play.pk) and entry.comment == play.error
+    assert entry.before["status"] == JobStatus.RUNNING and entry.after == {"status": JobStatus.FAILED}
+    call_command("watchdog", "--once", verbosity=0)
+    assert AuditEntry.objects.filter(action=PLAY_RECOVERED).count() == 1  # failed once
+
+    # the page says why and offers the play again; asked again, it is queued anew
+    client = client_for(operator)
+    page = client.get(URL).content.decode()
+    assert f"failed: {PLAY_LOST}" in page and "Play the deployed policy on this day" in page
+    assert client.post(reverse("operations:day_play", args=[session.pk])).status_code == 302
+    again = DayPlay.objects.latest("id")
+    assert again.pk != play.pk and again.status == JobStatus.QUEUED

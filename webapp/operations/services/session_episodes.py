@@ -12,7 +12,9 @@ never changes) to a temporary folder renamed when complete, so a reader never se
   same day, as many steps (:func:`ace_core.live.play_day`). An agent that simulates its candidates
   takes tens of seconds for a day, so it is never played inside a request: :func:`day_play_request`
   queues a :class:`~webapp.operations.models.DayPlay` job on the ``default`` queue and its worker
-  (:mod:`webapp.operations.worker.plays`) calls :func:`day_play_write`.
+  (:mod:`webapp.operations.worker.plays`) calls :func:`day_play_write`. A play whose worker falls
+  silent is failed with the reason by ``manage.py watchdog`` (:func:`day_plays_recover_silent`), or
+  when the play is asked for again, whichever comes first; the page then offers it again.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -32,7 +34,8 @@ from ace_core.agents.deployed import deployed_checked
 from ace_core.live import export_episode, play_day
 from webapp.audit.services import audit_record
 from webapp.jobs.models import ACTIVE_STATUSES, JobStatus
-from webapp.jobs.services import ERROR_MAX_LENGTH
+from webapp.jobs.recovery import Recovered, job_fail_lost
+from webapp.jobs.services import job_silent, jobs_stale
 from webapp.operations import selectors
 from webapp.operations.errors import OperationsError, SessionStateError
 from webapp.operations.models import DayPlay, LiveSession, SessionStatus
@@ -48,6 +51,8 @@ PLAYS = REPLAYS + AGENT_PLAYS
 GREEDY = "greedy"
 """the expert the console falls back on when the session's policy file is gone"""
 PLAY_LOST = "the worker playing this day stopped sending its heartbeat"
+PLAY_RECOVERED = "live.session.play_day.recover.failed"
+"""the audit action of a play failed because its worker fell silent"""
 
 
 def session_episodes_root() -> Path:
@@ -181,16 +186,35 @@ def day_play_request(*, session_id: int, user: AbstractBaseUser, play: str = "po
 
 
 def _recover_if_silent(row: DayPlay) -> bool:
-    """Fail a running play whose worker stopped stamping it (the worker died); True if it did."""
-    stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
-    last_seen = row.heartbeat_at or row.started_at
+    """Fail a running play whose worker stopped stamping it (the worker died), as the watchdog
+    does (:func:`day_plays_recover_silent`); True if it did."""
     now = timezone.now()
-    if row.status != JobStatus.RUNNING or last_seen is None or now - last_seen <= stale_after:
+    stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    if not job_silent(row, now=now, stale_after=stale_after):
         return False
-    reason = f"{PLAY_LOST} (none since {last_seen:%Y-%m-%d %H:%M:%S} UTC, {stale_after.total_seconds():g} s allowed)"
-    row.save(update_fields=row.mark_ended(JobStatus.FAILED, now=now, error=reason[:ERROR_MAX_LENGTH]))
-    audit_record(actor=None, action="live.session.play_day.recover", target=row, comment=reason)
+    _day_play_fail_lost(row, now=now, stale_after=stale_after)
     return True
+
+
+@transaction.atomic
+def day_plays_recover_silent(*, now: datetime, stale_after: timedelta) -> list[Recovered]:
+    """Fail every running play silent for longer than ``stale_after``, with the reason: the
+    day-comparison page shows it and offers the play again. What ``manage.py watchdog`` calls for
+    plays (:mod:`webapp.jobs.recovery`; registered in :mod:`webapp.operations.apps`)."""
+    return [
+        _day_play_fail_lost(row, now=now, stale_after=stale_after)
+        for row in jobs_stale(model=DayPlay, now=now, stale_after=stale_after)
+    ]
+
+
+def _day_play_fail_lost(row: DayPlay, *, now: datetime, stale_after: timedelta) -> Recovered:
+    """Fail a play whose worker fell silent, audited as ``live.session.play_day.recover.failed``."""
+    last_seen = row.heartbeat_at or row.started_at
+    reason = f"{PLAY_LOST} (none since {last_seen:%Y-%m-%d %H:%M:%S} UTC, {stale_after.total_seconds():g} s allowed)"
+    job_fail_lost(row, reason=reason, now=now, audit_action=PLAY_RECOVERED)
+    return Recovered(
+        job=f"play {row.pk} (session {row.session_id}, {row.play})", outcome="failed", reason=reason
+    )
 
 
 def day_play_write(*, day_play: DayPlay) -> Path:

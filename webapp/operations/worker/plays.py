@@ -1,8 +1,10 @@
 """An agent's play of a finished session's day, as the ``play_session_day`` task runs it inside
 ``db_worker``: the job is claimed, stamped by a heartbeat thread while grid2op's Runner plays
 (:func:`webapp.operations.services.session_episodes.day_play_write`), then ended. A worker that
-dies leaves the job running without heartbeat; asking for the play again fails it and queues a new
-one (:func:`~webapp.operations.services.session_episodes.day_play_request`)."""
+dies leaves the job running without heartbeat: ``manage.py watchdog`` fails it with the reason
+(:func:`~webapp.operations.services.session_episodes.day_plays_recover_silent`), as does asking for
+the play again, which then queues a new one
+(:func:`~webapp.operations.services.session_episodes.day_play_request`)."""
 
 from __future__ import annotations
 

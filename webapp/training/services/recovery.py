@@ -3,8 +3,9 @@ machine) is resumed from its last checkpoint or marked failed with the reason; a
 whose worker went silent is marked failed, to be started again (it resumes from the episodes on
 disk). Never left running forever.
 
-``manage.py watchdog`` calls :func:`runs_recover_stale` and :func:`mines_recover_stale` every few
-seconds.
+``manage.py watchdog`` calls them every few seconds through the registry of
+:mod:`webapp.jobs.recovery` (:func:`runs_recover_silent`, :func:`mines_recover_silent`, registered
+in :mod:`webapp.training.apps`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django_tasks import TaskResultStatus
-from django_tasks_db.models import DBTaskResult
 
 from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
-from webapp.jobs.services import ERROR_MAX_LENGTH, jobs_stale
+from webapp.jobs.recovery import Recovered, job_fail_lost, task_mark_lost
+from webapp.jobs.services import jobs_stale
 from webapp.training.errors import WorkerLost
 from webapp.training.models import Mine, TrainingRun
 from webapp.training.services.runs import run_enqueue, run_status_announce
@@ -45,18 +45,6 @@ class MineRecovery:
 
 
 MINE_LOST = "the worker stopped; start it again to resume where it stopped"
-
-
-def _mark_task_lost(task_id: str, reason: str, now: datetime) -> None:
-    """django-tasks-db has no heartbeat: close the dead attempt's task row ourselves."""
-    if not task_id:
-        return
-    DBTaskResult.objects.filter(id=task_id, status=TaskResultStatus.RUNNING).update(
-        status=TaskResultStatus.FAILED,
-        finished_at=now,
-        exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
-        traceback=reason,
-    )
 
 
 @transaction.atomic
@@ -88,7 +76,7 @@ def _recover(run: TrainingRun, *, now: datetime, stale_after: timedelta, max_aut
     )
     before = {"status": run.status, "attempt": run.attempt, "heartbeat_at": last_seen.isoformat()}
     checkpoint = run.checkpoints.order_by("-id").first()
-    _mark_task_lost(run.task_id, lost, now)
+    task_mark_lost(run.task_id, reason=lost, now=now, lost=WorkerLost)  # django-tasks-db has no heartbeat
     if run.cancel_requested:
         outcome, reason = "cancelled", f"{lost} while stopping; run cancelled"
         run.mark_ended(JobStatus.CANCELLED, now=now, error=reason)
@@ -138,16 +126,23 @@ def mines_recover_stale(
             f"{MINE_LOST} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
             f"{stale_after.total_seconds():g} s allowed)"
         )
-        _mark_task_lost(mine.task_id, reason, now)
-        mine.save(update_fields=mine.mark_ended(JobStatus.FAILED, now=now, error=reason[:ERROR_MAX_LENGTH]))
-        audit_record(
-            actor=None,
-            action="mine.recover.failed",
-            target=mine,
-            before={"status": JobStatus.RUNNING, "heartbeat_at": last_seen.isoformat()},
-            after={"status": mine.status},
-            comment=reason,
-        )
-        logger.warning("mine %s failed: %s", mine.pk, reason)
+        job_fail_lost(mine, reason=reason, now=now, audit_action="mine.recover.failed", lost=WorkerLost)
         recoveries.append(MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason))
     return recoveries
+
+
+def runs_recover_silent(*, now: datetime, stale_after: timedelta) -> list[Recovered]:
+    """:func:`runs_recover_stale` as the watchdog's registry calls it
+    (:mod:`webapp.jobs.recovery`; registered in :mod:`webapp.training.apps`)."""
+    return [
+        Recovered(job=f"run {r.run_id}", outcome=r.outcome, reason=r.reason)
+        for r in runs_recover_stale(now=now, stale_after=stale_after)
+    ]
+
+
+def mines_recover_silent(*, now: datetime, stale_after: timedelta) -> list[Recovered]:
+    """:func:`mines_recover_stale` as the watchdog's registry calls it."""
+    return [
+        Recovered(job=f"mine {m.mine_id} ({m.name})", outcome="failed", reason=m.reason)
+        for m in mines_recover_stale(now=now, stale_after=stale_after)
+    ]

@@ -1,5 +1,7 @@
-"""``manage.py watchdog``: finds runs whose worker died and resumes or fails them, and fails the
-mines whose worker died (started again, they resume from the episodes on disk).
+"""``manage.py watchdog``: finds the jobs whose worker died and recovers each as its kind wants, through
+the registry of :mod:`webapp.jobs.recovery` (each app registers its kinds in ``AppConfig.ready()``):
+runs are resumed from their last checkpoint or failed; mines are failed (started again, they resume
+from the episodes on disk); a day's play is failed, and the day-comparison page offers it again.
 
 Runs forever (every ``--interval`` seconds) or once with ``--once``. One watchdog per
 deployment is enough; several are safe (rows are locked with SKIP LOCKED on Postgres).
@@ -15,11 +17,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import close_old_connections
 
-from webapp.training.services.recovery import mines_recover_stale, runs_recover_stale
+from webapp.jobs.recovery import job_recoveries, jobs_recover_stale
 
 
 class Command(BaseCommand):
-    help = "Resume or fail training runs, and fail mines, whose worker stopped sending heartbeats."
+    help = (
+        "Recover the background jobs (training runs, mines, days' plays) whose worker stopped sending "
+        "heartbeats: resume or fail them, as each kind of job wants."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -40,14 +45,12 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         self.stdout.write(
-            f"watchdog: runs and mines silent for {settings.GRIDACE_STALE_AFTER_SECONDS:g} s are recovered; "
+            f"watchdog: {', '.join(job_recoveries())} silent for {settings.GRIDACE_STALE_AFTER_SECONDS:g} s are recovered; "
             f"checking every {interval:g} s"
         )
         while running:
-            for recovery in runs_recover_stale():
-                self.stdout.write(f"run {recovery.run_id} {recovery.outcome}: {recovery.reason}")
-            for lost in mines_recover_stale():
-                self.stdout.write(f"mine {lost.mine_id} ({lost.name}) failed: {lost.reason}")
+            for recovered in jobs_recover_stale():
+                self.stdout.write(str(recovered))
             if once:
                 break
             deadline = time.monotonic() + interval

@@ -1,0 +1,132 @@
+"""How the watchdog recovers the jobs whose worker fell silent, whatever the job.
+
+Each kind of job registers, in its app's ``AppConfig.ready()``, the function that recovers its
+silent jobs (:func:`job_recovery_register`): a run is resumed from its checkpoint or failed, a mine
+or a day's play is failed with the reason, so that its page offers it again. ``manage.py watchdog``
+walks the registry (:func:`jobs_recover_stale`) and names no app: a new kind of job is recovered
+once it registers. A recovery that only fails the job reuses :func:`job_fail_lost`.
+
+A kind is registered by the dotted path of its function, imported on the watchdog's first check:
+registering must not import an app's services (and the ML stack behind them) into every process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+from django.utils.module_loading import import_string
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+from webapp.audit.services import audit_record
+from webapp.jobs.errors import WorkerLost
+from webapp.jobs.models import Job, JobStatus
+from webapp.jobs.services import ERROR_MAX_LENGTH
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """One silent job the watchdog took back, as its log line says it."""
+
+    job: str
+    """the job in words: ``run 12``, ``mine 3 (greedy-...)``"""
+    outcome: str
+    """``resumed``, ``failed`` or ``cancelled``"""
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.job} {self.outcome}: {self.reason}"
+
+
+class StaleRecovery(Protocol):
+    """Recovers every job of one kind silent for longer than ``stale_after`` (in its own
+    transaction, locking with SKIP LOCKED so that several watchdogs are safe)."""
+
+    def __call__(self, *, now: datetime, stale_after: timedelta) -> Iterable[Recovered]: ...
+
+
+_recoveries: dict[str, str] = {}
+"""kind of job (its plural, as the watchdog names it) -> dotted path of its :class:`StaleRecovery`"""
+
+
+def job_recovery_register(*, kind: str, recover: str) -> None:
+    """Register how the silent jobs of ``kind`` (``runs``, ``mines``) are recovered: ``recover``
+    is the dotted path of a :class:`StaleRecovery`. Registering the same again changes nothing;
+    another function for a registered kind is refused."""
+    registered = _recoveries.setdefault(kind, recover)
+    if registered != recover:
+        raise ImproperlyConfigured(
+            f"the recovery of {kind} is already registered as {registered}; {recover} cannot replace it"
+        )
+
+
+def job_recoveries() -> dict[str, str]:
+    """The registered kinds of job and their recoveries, in the order they were registered."""
+    return dict(_recoveries)
+
+
+def jobs_recover_stale(
+    *, now: datetime | None = None, stale_after: timedelta | None = None
+) -> list[Recovered]:
+    """Recover the silent jobs of every registered kind (``stale_after``: the setting
+    ``GRIDACE_STALE_AFTER_SECONDS`` unless given). A kind whose recovery raises does not keep the
+    others from theirs: the first error is raised once all were tried."""
+    now = now or timezone.now()
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    recovered: list[Recovered] = []
+    errors: list[Exception] = []
+    for kind, path in _recoveries.items():
+        try:
+            recover: StaleRecovery = import_string(path)
+            recovered.extend(recover(now=now, stale_after=stale_after))
+        except Exception as error:
+            logger.exception("recovering the silent %s failed", kind)
+            errors.append(error)
+    if errors:
+        raise errors[0]
+    return recovered
+
+
+def task_mark_lost(
+    task_id: str, *, reason: str, now: datetime, lost: type[BaseException] = WorkerLost
+) -> None:
+    """django-tasks-db has no heartbeat: close the dead attempt's task row ourselves, ``lost``
+    recorded as its exception."""
+    if not task_id:
+        return
+    DBTaskResult.objects.filter(id=task_id, status=TaskResultStatus.RUNNING).update(
+        status=TaskResultStatus.FAILED,
+        finished_at=now,
+        exception_class_path=f"{lost.__module__}.{lost.__qualname__}",
+        traceback=reason,
+    )
+
+
+def job_fail_lost(
+    job: Job, *, reason: str, now: datetime, audit_action: str, lost: type[BaseException] = WorkerLost
+) -> None:
+    """Fail a running job whose worker fell silent, with ``reason`` (what its page shows, and how
+    to go on), inside the caller's transaction: its task row is closed, and the recovery audited
+    as ``audit_action`` (no actor: the system decided)."""
+    last_seen = job.heartbeat_at or job.started_at
+    task_mark_lost(job.task_id, reason=reason, now=now, lost=lost)
+    job.save(update_fields=job.mark_ended(JobStatus.FAILED, now=now, error=reason[:ERROR_MAX_LENGTH]))
+    audit_record(
+        actor=None,
+        action=audit_action,
+        target=job,
+        before={"status": JobStatus.RUNNING, "heartbeat_at": last_seen.isoformat() if last_seen else None},
+        after={"status": job.status},
+        comment=reason,
+    )
+    logger.warning("%s %s failed: %s", job.noun, job.pk, reason)
