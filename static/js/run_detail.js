@@ -158,44 +158,11 @@
   var FRACTIONS = ["chart-survival", "chart-acceptance"];
   var EPISODE_CHARTS = ["chart-reward", "chart-survival"];
 
-  // --- the controls: smoothing (TensorBoard's EMA), log scale, x axis of steps, decisions or wall clock ---
-  var smoothingEl = document.getElementById("chart-smoothing");
-  var smoothingOut = document.getElementById("chart-smoothing-value");
-  var logEl = document.getElementById("chart-log");
-  var xEl = document.getElementById("chart-x");
-  var X_TITLES = { step: "environment step", decisions: "decisions", time: "wall clock (UTC)" };
-
-  function controls() {
-    return {
-      smoothing: smoothingEl ? Math.min(0.99, Math.max(0, parseFloat(smoothingEl.value) || 0)) : 0,
-      log: logEl ? logEl.checked : false,
-      x: xEl ? xEl.value : "step"
-    };
-  }
-
+  // --- the controls (chart_series.js): smoothing, log scale, x axis of steps, decisions or wall clock ---
   // (step, value) pairs known from the metric reports: the decisions taken, or when it was reported.
   function knownAt(read) {
-    var steps = [], values = [];
-    data.metrics.slice().sort(byStep).forEach(function (point) {
-      var value = read(point);
-      if (value === null || value === undefined || !isFinite(value)) { return; }
-      steps.push(point.step);
-      values.push(value);
-    });
-    return { steps: steps, values: values };
-  }
-
-  // The value at ``step``, linear between the known steps around it, the nearest beyond them.
-  function interpolate(known, step) {
-    var n = known.steps.length;
-    if (!n) { return null; }
-    if (step <= known.steps[0]) { return known.values[0]; }
-    if (step >= known.steps[n - 1]) { return known.values[n - 1]; }
-    var lo = 0, hi = n - 1;
-    while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (known.steps[mid] <= step) { lo = mid; } else { hi = mid; } }
-    var span = known.steps[hi] - known.steps[lo];
-    var share = span ? (step - known.steps[lo]) / span : 0;
-    return known.values[lo] + share * (known.values[hi] - known.values[lo]);
+    var reports = data.metrics.slice().sort(byStep);
+    return Charts.known(reports.map(function (point) { return point.step; }), reports.map(read));
   }
 
   function axis(mode) {
@@ -210,31 +177,11 @@
     return root.dataset.metricsCsv + (keys.length ? "?keys=" + keys.map(encodeURIComponent).join(",") : "");
   }
 
-  // Plotly traces of a chart's series under the controls: x mapped to the chosen axis, and with
-  // smoothing the raw values faint behind their smoothed line (one colour, one legend entry).
+  // Plotly traces of a chart's series under the controls: x mapped to the chosen axis, smoothed.
   function traces(series, chosen, known) {
-    var out = [];
-    series.forEach(function (one, i) {
-      var x = known ? one.x.map(function (step) { return interpolate(known, step); }) : one.x;
-      var color = Charts.COLORS[i % Charts.COLORS.length];
-      var raw = one.kind === "points" ? Charts.points(x, one.y, one.name) : Charts.line(x, one.y, one.name);
-      raw.marker = Object.assign({}, raw.marker || {}, { color: color });
-      raw.line = { color: color };
-      raw.legendgroup = one.name;
-      if (chosen.smoothing > 0 && one.y.length > 1) {
-        raw.opacity = 0.25;
-        raw.showlegend = false;
-        var smooth = Charts.line(x, Charts.ema(one.y, chosen.smoothing), one.name);
-        smooth.mode = "lines";
-        smooth.line = { color: color, width: 2 };
-        smooth.legendgroup = one.name;
-        smooth.meta = "smoothed";
-        out.push(raw, smooth);
-      } else {
-        out.push(raw);
-      }
-    });
-    return out;
+    return Charts.smoothed(series.map(function (one) {
+      return Object.assign({}, one, { x: Charts.mapX(one.x, known) });
+    }), chosen.smoothing);
   }
 
   // The time left while the run trains, at the pace of its last ETA_REPORTS metric reports.
@@ -269,12 +216,9 @@
   function draw() {
     showEta();
     pending = false;
-    var chosen = controls();
     var decisions = axis("decisions");
-    if (xEl) {
-      xEl.querySelector('option[value="decisions"]').disabled = !decisions.steps.length;
-      if (chosen.x === "decisions" && !decisions.steps.length) { xEl.value = "step"; chosen.x = "step"; }
-    }
+    controls.offer("decisions", decisions.steps.length > 0);
+    var chosen = controls.read();
     var known = chosen.x === "step" ? null : (chosen.x === "decisions" ? decisions : axis("time"));
     if (known && !known.steps.length) { known = null; chosen.x = "step"; }
     var all = chartSeries();
@@ -292,11 +236,9 @@
       }
       if (el.dataset.empty) { el.innerHTML = ""; delete el.dataset.empty; }
       var shown = traces(series, chosen, known);
-      var layout = Charts.layout(el, el.dataset.title, el.dataset.y, shown.filter(function (t) { return t.showlegend !== false; }), X_TITLES[chosen.x]);
+      var layout = Charts.layout(el, el.dataset.title, el.dataset.y, shown.filter(function (t) { return t.showlegend !== false; }), Charts.X_TITLES[chosen.x]);
       layout.showlegend = series.length > 1;
-      if (chosen.x === "time") { layout.xaxis.type = "date"; }
-      if (chosen.log) { layout.yaxis.type = "log"; }
-      else if (FRACTIONS.indexOf(id) >= 0) { layout.yaxis.range = [0, 1.05]; }
+      Charts.applyControls(layout, chosen, FRACTIONS.indexOf(id) >= 0);
       var csv = el.dataset.csv;
       var config = { displaylogo: false, responsive: true, modeBarButtonsToAdd: [{
         name: "Download the chart's data as CSV", icon: window.Plotly.Icons.disk,
@@ -312,14 +254,7 @@
     if (!pending) { pending = true; setTimeout(draw, 200); }
   }
 
-  if (smoothingEl) {
-    smoothingEl.addEventListener("input", function () {
-      smoothingOut.textContent = controls().smoothing.toFixed(2);
-      scheduleDraw();
-    });
-  }
-  if (logEl) { logEl.addEventListener("change", draw); }
-  if (xEl) { xEl.addEventListener("change", draw); }
+  var controls = Charts.controls({ onSmoothing: scheduleDraw, onChange: draw });
 
   link = window.GridLive.connect(root.dataset.socketPath, {
     onState: function (text) { liveEl.textContent = text; },

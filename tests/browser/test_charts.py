@@ -1,6 +1,7 @@
 """The run's charts and the comparison page, read back from plotly in Chromium: no trace joins
-points across a gap in steps, episodes are points, metric names are words with their units, and
-the step axis title stays clear of the legend."""
+points across a gap in steps, episodes are points, metric names are words with their units, the
+step axis title stays clear of the legend, and the controls (smoothing, log scale, x axis) act
+alike on both pages."""
 
 from __future__ import annotations
 
@@ -234,3 +235,65 @@ def test_chart_controls_smooth_switch_to_log_and_change_the_x_axis_and_the_eta_s
         speed = page.evaluate(READ_CONTROLLED, "chart-speed")
         assert (speed["xType"], speed["xTitle"]) == ("date", "wall clock (UTC)")
         page.screenshot(path=artifacts / "01-controls.png", full_page=True)
+
+
+def test_the_compare_page_smooths_switches_to_log_and_changes_the_x_axis_as_the_run_page_does(
+    process_env, server, artifacts, tmp_path
+):
+    role_groups_sync()
+    engineer = user_create_with_role(username="eng", password=PASSWORD, role="engineer")
+    first = _record_run(engineer, "resumed at 700", resumed_at=700)
+    second = _record_run(engineer, "resumed at 500", resumed_at=500)
+
+    with browser(tmp_path) as page:
+        log_in(page, server, "eng", PASSWORD)
+        page.goto(f"{server}/runs/compare/?run={first}&run={second}")
+        page.wait_for_selector("#compare-metric-chart .main-svg")
+        page.select_option("#compare-metric", "charts/SPS")
+        page.wait_for_function(
+            "document.querySelector('#compare-metric-chart .gtitle').textContent.startsWith('Training speed')"
+        )
+        raw = page.evaluate(READ_CONTROLLED, "compare-metric-chart")["traces"]
+        assert [(t["opacity"], t["showlegend"]) for t in raw] == [(1, True), (1, True)]  # raw by default
+
+        # TensorBoard's EMA on every run: each run's raw values faint behind its smoothed line
+        page.eval_on_selector(
+            "#chart-smoothing", "el => { el.value = '0.6'; el.dispatchEvent(new Event('input')); }"
+        )
+        page.wait_for_function("() => document.getElementById('compare-charts').dataset.smoothing === '0.6'")
+        assert page.text_content("#chart-smoothing-value") == "0.60"
+        speed = page.evaluate(READ_CONTROLLED, "compare-metric-chart")["traces"]
+        assert [(t["name"], t["opacity"], t["showlegend"], t["meta"]) for t in speed] == [
+            (f"#{first} resumed at 700", 0.25, False, ""),
+            (f"#{first} resumed at 700", 1, True, "smoothed"),
+            (f"#{second} resumed at 500", 0.25, False, ""),
+            (f"#{second} resumed at 500", 1, True, "smoothed"),
+        ]
+        for raw_trace, smooth_trace in (speed[0:2], speed[2:4]):
+            values = [v for v in raw_trace["y"] if v is not None]
+            expected, last = [], 0.0
+            for count, value in enumerate(values, start=1):
+                last = 0.6 * last + 0.4 * value
+                expected.append(last / (1 - 0.6**count))
+            assert [v for v in smooth_trace["y"] if v is not None] == pytest.approx(expected)
+            assert smooth_trace["y"].count(None) == raw_trace["y"].count(None) > 0  # the gap stays open
+        assert _check_charts(page.evaluate(READ_CHARTS)) > 0
+
+        page.check("#chart-log")
+        page.wait_for_function(
+            "() => document.getElementById('compare-survival').layout.yaxis.type === 'log'"
+        )
+        assert page.evaluate(READ_CONTROLLED, "compare-metric-chart")["yType"] == "log"
+
+        # decisions: each run's own, from its charts/decisions metric (8 per report of 50 steps)
+        page.select_option("#chart-x", "decisions")
+        page.wait_for_function("() => document.getElementById('compare-charts').dataset.x === 'decisions'")
+        speed = page.evaluate(READ_CONTROLLED, "compare-metric-chart")
+        assert speed["xTitle"] == "decisions"
+        for trace in speed["traces"]:
+            assert [x for x, y in zip(trace["x"], trace["y"]) if y is not None][:3] == [0, 8, 16]
+        page.select_option("#chart-x", "time")
+        page.wait_for_function("() => document.getElementById('compare-charts').dataset.x === 'time'")
+        survival = page.evaluate(READ_CONTROLLED, "compare-survival")
+        assert (survival["xType"], survival["xTitle"]) == ("date", "wall clock (UTC)")
+        page.screenshot(path=artifacts / "03-compare-controls.png", full_page=True)

@@ -1,17 +1,23 @@
 """Training, review and audit endpoints: the launch form's validation, cancel and resume with
-their state rules, metrics, the review queue's filters and final decisions, audit paging."""
+their state rules, a run's tags, note and recipe and the tag filter, metrics, the review queue's
+filters and final decisions, audit paging."""
 
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from ace_core.events import MetricsEvent
+from ace_core.training.recipes import RECIPES
 from tests.webapp.api.conftest import assert_error_shape
 from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
 from webapp.review.models import RefinementStatus
 from webapp.training.models import Checkpoint, TrainingRun
 from webapp.training.services.events import metrics_record
+from webapp.training.services.notes import run_notes_set
+from webapp.training.services.runs import run_launch
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +166,61 @@ def test_a_run_carries_its_best_validation_and_whether_best_pt_is_its_starting_p
     assert api.get(f"/runs/{learned.pk}").json()["best_policy"] == items[learned.pk]["best_policy"]
     cancelled = api.post(f"/runs/{fresh.pk}/cancel").json()  # a service's run, read again with its outcome
     assert cancelled["status"] == "cancelled" and cancelled["best_policy"] is None
+
+
+def test_a_run_carries_its_tags_note_and_recipe_as_the_pages_show_them(api_as, engineer, make_run):
+    """What an engineer wrote on a run and the recipe it came from, read without the web pages."""
+    api = api_as(engineer)
+    edited = run_launch(
+        config=RECIPES["sac-14bus"].config(seed=3, steps=700), launched_by=engineer, recipe="sac-14bus"
+    )
+    run_notes_set(run=edited, user=engineer, tags=["lr-sweep", "baseline"], note="gamma 0.99, steps cut")
+    plain = make_run(label="plain")
+
+    items = {item["id"]: item for item in api.get("/runs").json()["items"]}
+    assert items[edited.pk]["tags"] == ["baseline", "lr-sweep"]
+    assert items[edited.pk]["note"] == "gamma 0.99, steps cut"
+    assert items[edited.pk]["recipe"] == {
+        "name": "sac-14bus",
+        "text": "sac-14bus, edited: steps",
+        "changes": [{"setting": "steps", "recipe_value": "30000", "run_value": "700"}],
+    }
+    assert (items[plain.pk]["tags"], items[plain.pk]["note"]) == ([], "")
+    assert items[plain.pk]["recipe"] == {"name": None, "text": "custom", "changes": []}
+    assert api.get(f"/runs/{edited.pk}").json() == items[edited.pk]
+
+
+def test_runs_filter_by_tag_as_the_runs_list_does(api_as, engineer, make_run):
+    api = api_as(engineer)
+    tagged, other, untagged = make_run(label="tagged"), make_run(label="other"), make_run(label="untagged")
+    run_notes_set(run=tagged, user=engineer, tags=["sweep", "keep"], note="")
+    run_notes_set(run=other, user=engineer, tags=["keep"], note="")
+
+    sweep = api.get("/runs", tag="sweep").json()
+    assert [item["id"] for item in sweep["items"]] == [tagged.pk] and sweep["count"] == 1
+    assert [item["id"] for item in api.get("/runs", tag="keep").json()["items"]] == [other.pk, tagged.pk]
+    assert untagged.pk in [item["id"] for item in api.get("/runs", tag="").json()["items"]]
+    # a tag no run carries: nothing to show; a word that cannot be a tag: refused, saying what a tag is
+    assert api.get("/runs", tag="nobody-uses").json() == {"count": 0, "limit": 50, "offset": 0, "items": []}
+    malformed = assert_error_shape(api.get("/runs", tag="Not A Tag"), 400)
+    assert malformed["field"] == "tag" and "'Not A Tag' is not a tag" in malformed["error"]
+    assert malformed["accepted"].startswith("lower-case letters, digits")
+
+
+def test_the_runs_list_reads_a_bounded_number_of_queries(
+    api_as, engineer, make_run, django_assert_max_num_queries
+):
+    """Tags are prefetched: a page of many tagged runs costs what a page of one costs."""
+    api = api_as(engineer)
+
+    def tagged_run(index: int) -> None:
+        run_notes_set(run=make_run(label=f"run {index}"), user=engineer, tags=[f"t{index}", "all"], note="")
+
+    tagged_run(0)
+    with CaptureQueriesContext(connection) as one:
+        assert api.get("/runs", tag="all").json()["count"] == 1
+    for index in range(1, 8):
+        tagged_run(index)
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        page = api.get("/runs", tag="all").json()
+    assert page["count"] == 8 and all(len(item["tags"]) == 2 for item in page["items"])

@@ -164,6 +164,11 @@ def test_compare_page_shows_each_run_beside_the_baselines_mean_and_std(engineer,
     curves = {curve["run"]: curve for curve in response.context["curves"]}
     assert curves[first.pk]["survival"] == {"step": [50], "value": [0.5]}
     assert curves[second.pk]["metrics"]["losses/qf1_loss"] == {"step": [50], "value": [2.5]}
+    reported = MetricPoint.objects.get(run=second).created_at.isoformat()
+    assert curves[second.pk]["reported"] == {"step": [50], "time": [reported]}  # the wall-clock axis
+    # the run page's controls: EMA smoothing, log scale, x axis
+    assert all(f'id="{control}"' in html for control in ("chart-smoothing", "chart-log", "chart-x"))
+    assert 'type="range" id="chart-smoothing"' in html and "compare-smoothing" not in html
     assert json.loads(html.split('id="compare-curves" type="application/json">')[1].split("</script>")[0])
     assert "vendor/plotly.min.js" in html and "js/run_compare.js" in html
 

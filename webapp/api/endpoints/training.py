@@ -1,10 +1,11 @@
-"""Training runs over HTTP: list, launch (the launch form's validation), cancel, resume, and the
-metrics the trainer reported."""
+"""Training runs over HTTP: list (filtered as the runs list filters), launch (the launch form's
+validation), cancel, resume, and the metrics the trainer reported."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from django import forms
 from django.http import Http404, HttpRequest
 from ninja import Query, Router, Status
 
@@ -16,8 +17,11 @@ from webapp.api.schemas.training import MetricsOut, RunLaunchIn, RunOut, RunPage
 from webapp.jobs.models import JobStatus
 from webapp.training.forms.launch import TrainConfigForm
 from webapp.training.models import TrainingRun
+from webapp.training.run_forms import TAG_RULE, tag_check
 from webapp.training.selectors import metrics as metric_selectors
+from webapp.training.selectors import run_filters
 from webapp.training.selectors import runs as run_selectors
+from webapp.training.selectors.run_labels import run_recipe_label
 from webapp.training.services import runs as run_services
 from webapp.validation import InputError, expert_spec
 
@@ -28,7 +32,9 @@ MAX_METRIC_POINTS = 5_000
 
 
 def run_dict(run: TrainingRun, best_policy: run_selectors.BestPolicy | None) -> dict[str, Any]:
-    """A run as ``RunOut``; ``run`` comes from ``run_selectors.run_list`` (its best validation survival)."""
+    """A run as ``RunOut``; ``run`` comes from ``run_selectors.run_list`` (its best validation
+    survival) with its tags prefetched."""
+    recipe = run_recipe_label(run)
     return {
         "id": run.pk,
         "label": run.label,
@@ -46,11 +52,21 @@ def run_dict(run: TrainingRun, best_policy: run_selectors.BestPolicy | None) -> 
         "config": run.config,
         "best_validation_survival": run.best_validation_survival,
         "best_policy": best_policy,  # read by attribute: its is_starting_policy property too
+        "tags": [tag.name for tag in run.tags.all()],
+        "note": run.note,
+        "recipe": {
+            "name": recipe.recipe or None,
+            "text": recipe.text,
+            "changes": [
+                {"setting": setting, "recipe_value": old, "run_value": new}
+                for setting, old, new in recipe.changes
+            ],
+        },
     }
 
 
 def _run(run_id: int) -> TrainingRun:
-    run = run_selectors.run_list().filter(pk=run_id).first()
+    run = run_selectors.run_list().prefetch_related("tags").filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id}")
     return run
@@ -91,12 +107,22 @@ def _launch_form(payload: RunLaunchIn) -> TrainConfigForm:
 def run_list(
     request: HttpRequest,
     status: RunStatusFilter | None = None,
+    tag: str = Query("", description=f"only the runs carrying this tag ({TAG_RULE}); empty: any"),
     limit: int = limit_param(),
     offset: int = offset_param(),
 ) -> dict[str, Any]:
-    """Training runs, newest first."""
+    """Training runs, newest first; a well-formed tag no run carries gives an empty page, as on the
+    runs list."""
+    if tag:
+        try:
+            tag_check(tag)
+        except forms.ValidationError as error:
+            raise ApiError(400, " ".join(error.messages), field="tag") from None
     runs = page(
-        run_selectors.run_list(status=status or ""), limit=limit, offset=offset, to_dict=lambda run: run
+        run_filters.runs_filtered(status=status or "", tag=tag),
+        limit=limit,
+        offset=offset,
+        to_dict=lambda run: run,
     )
     best_policies = run_selectors.runs_best_policies(runs=runs["items"])
     return {**runs, "items": [run_dict(run, best_policies.get(run.pk)) for run in runs["items"]]}

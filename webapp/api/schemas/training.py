@@ -1,5 +1,6 @@
 """The training router's runs: a run with its best outcome on validation days and the policy its
-validations kept, a page of runs, the body that launches one, and a run's metric points."""
+validations kept, its tags, note and recipe, a page of runs, the body that launches one, and a
+run's metric points."""
 
 from __future__ import annotations
 
@@ -21,6 +22,21 @@ class BestPolicyOut(Schema):
         description="no later validation beat the first: best.pt is the policy the run started from "
         "(its clone or fresh networks), and deploying the run deploys that policy"
     )
+
+
+class RecipeChangeOut(Schema):
+    setting: str
+    recipe_value: str = Field(description="the recipe's value, in words")
+    run_value: str = Field(description="the run's value, in words")
+
+
+class RunRecipeOut(Schema):
+    name: str | None = Field(
+        description="the recipe the run was launched from (recorded by the launch form), else the recipe "
+        "whose settings its config equals (null: none, a custom run)"
+    )
+    text: str = Field(description='as the runs list shows it: "custom", "ace-14bus-offline, edited: steps"')
+    changes: list[RecipeChangeOut] = Field(description="the settings changed from the recipe at launch")
 
 
 class RunOut(Schema):
@@ -45,6 +61,9 @@ class RunOut(Schema):
     best_policy: BestPolicyOut | None = Field(
         description="best.pt as the trainer's validations saw it (null: not validated yet)"
     )
+    tags: list[str] = Field(description="the engineers' tags on the run, in alphabetical order")
+    note: str = Field(description="the engineers' note on the run")
+    recipe: RunRecipeOut
 
 
 class RunPage(PageMeta):

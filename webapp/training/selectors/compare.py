@@ -31,8 +31,9 @@ def _series(rows: list[tuple[int, float | None]]) -> dict[str, list]:
 
 def run_curves(*, run: TrainingRun) -> dict[str, Any]:
     """A run's learning curves, by environment step: each episode's survival (fraction of its
-    length) and reward, and every reported metric under its metrics.jsonl name (the newest
-    ``SNAPSHOT_LIMIT`` rows of each kind, as on the run's page)."""
+    length) and reward, every reported metric under its metrics.jsonl name, and when each metric
+    report came (the charts' wall-clock axis); the newest ``SNAPSHOT_LIMIT`` rows of each kind, as
+    on the run's page."""
     episodes = list(
         EpisodeRecord.objects.filter(run=run)
         .order_by("-id")
@@ -40,10 +41,12 @@ def run_curves(*, run: TrainingRun) -> dict[str, Any]:
     )
     episodes.sort(key=lambda row: row[0])
     points = list(
-        MetricPoint.objects.filter(run=run).order_by("-id").values_list("step", "values")[:SNAPSHOT_LIMIT]
+        MetricPoint.objects.filter(run=run)
+        .order_by("-id")
+        .values_list("step", "values", "created_at")[:SNAPSHOT_LIMIT]
     )
     points.sort(key=lambda row: row[0])
-    names = sorted({name for _, values in points for name in values})
+    names = sorted({name for _, values, _ in points for name in values})
     return {
         "run": run.pk,
         "name": f"#{run.pk}" + (f" {run.label}" if run.label else ""),
@@ -51,7 +54,13 @@ def run_curves(*, run: TrainingRun) -> dict[str, Any]:
             [(step, survived / length if length else 0.0) for step, survived, length, _ in episodes]
         ),
         "reward": _series([(step, reward) for step, *_, reward in episodes]),
-        "metrics": {name: _series([(step, values.get(name)) for step, values in points]) for name in names},
+        "metrics": {
+            name: _series([(step, values.get(name)) for step, values, _ in points]) for name in names
+        },
+        "reported": {
+            "step": [step for step, *_ in points],
+            "time": [created_at.isoformat() for *_, created_at in points],
+        },
     }
 
 
