@@ -4,8 +4,9 @@ A ``db_worker`` process imports the trainer (torch, grid2op: several seconds) wh
 before it claims any task, so that a run's first chart point comes seconds after a worker
 starts it rather than after the imports.
 
-It registers how the watchdog recovers silent runs (resumed from their last checkpoint, or failed)
-and silent mines (failed, to be started again) in :mod:`webapp.jobs.recovery`.
+It registers how the watchdog recovers silent runs (resumed from their last checkpoint, or failed),
+silent mines (failed, to be started again) and silent evaluations (failed, to be asked for again)
+in :mod:`webapp.jobs.recovery`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ class TrainingConfig(AppConfig):
 
         job_recovery_register(kind="runs", recover="webapp.training.services.recovery.runs_recover_silent")
         job_recovery_register(kind="mines", recover="webapp.training.services.recovery.mines_recover_silent")
+        job_recovery_register(
+            kind="evaluations", recover="webapp.training.services.recovery.evaluations_recover_stale"
+        )
         if sys.argv[1:2] == ["db_worker"]:
             preload_trainer()
 

@@ -1,11 +1,11 @@
 """Stale-run recovery: a running run whose worker stopped sending heartbeats (SIGKILL, lost
 machine) is resumed from its last checkpoint or marked failed with the reason; a running mine
 whose worker went silent is marked failed, to be started again (it resumes from the episodes on
-disk). Never left running forever.
+disk); so is a silent evaluation, to be asked for again. Never left running forever.
 
 ``manage.py watchdog`` calls them every few seconds through the registry of
-:mod:`webapp.jobs.recovery` (:func:`runs_recover_silent`, :func:`mines_recover_silent`, registered
-in :mod:`webapp.training.apps`).
+:mod:`webapp.jobs.recovery` (:func:`runs_recover_silent`, :func:`mines_recover_silent`,
+:func:`evaluations_recover_stale`, registered in :mod:`webapp.training.apps`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from webapp.jobs.models import JobStatus
 from webapp.jobs.recovery import Recovered, job_fail_lost, task_mark_lost
 from webapp.jobs.services import jobs_stale
 from webapp.training.errors import WorkerLost
-from webapp.training.models import Mine, TrainingRun
+from webapp.training.models import Evaluation, Mine, TrainingRun
 from webapp.training.services.runs import run_enqueue, run_status_announce
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,7 @@ class MineRecovery:
 
 
 MINE_LOST = "the worker stopped; start it again to resume where it stopped"
+EVALUATION_LOST = "the worker evaluating this run stopped; ask for the evaluation again"
 
 
 @transaction.atomic
@@ -129,6 +130,33 @@ def mines_recover_stale(
         job_fail_lost(mine, reason=reason, now=now, audit_action="mine.recover.failed", lost=WorkerLost)
         recoveries.append(MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason))
     return recoveries
+
+
+@transaction.atomic
+def evaluations_recover_stale(
+    *, now: datetime | None = None, stale_after: timedelta | None = None
+) -> list[Recovered]:
+    """Fail every running evaluation whose heartbeat is older than ``stale_after``, with the reason
+    (the run's page offers the evaluation again); audited as ``evaluation.recover.failed``."""
+    now = now or timezone.now()
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    recovered = []
+    for evaluation in jobs_stale(model=Evaluation, now=now, stale_after=stale_after):
+        last_seen = evaluation.heartbeat_at or evaluation.started_at
+        reason = (
+            f"{EVALUATION_LOST} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
+            f"{stale_after.total_seconds():g} s allowed)"
+        )
+        job_fail_lost(
+            evaluation, reason=reason, now=now, audit_action="evaluation.recover.failed", lost=WorkerLost
+        )
+        recovered.append(
+            Recovered(
+                job=f"evaluation {evaluation.pk} (run {evaluation.run_id})", outcome="failed", reason=reason
+            )
+        )
+    return recovered
 
 
 def runs_recover_silent(*, now: datetime, stale_after: timedelta) -> list[Recovered]:

@@ -21,6 +21,7 @@ from webapp.training.selectors.evaluations import RUN_AGENT, RUN_CHECKED_AGENT
 from webapp.training.services.deployment import policy_path
 from webapp.training.services.events import jsonable
 from webapp.training.worker.attempt import error_text
+from webapp.training.worker.heartbeat import Heartbeat
 
 
 def agent_spec_for(evaluation: Evaluation) -> str:
@@ -51,13 +52,21 @@ def run_agents(evaluation: Evaluation) -> dict[str, str]:
 
 
 def evaluate_attempt(*, evaluation_id: int, worker_id: str = "") -> dict[str, Any]:
-    """Run a queued evaluation to its end; returns the task's result."""
+    """Run a queued evaluation to its end, its heartbeat stamped while it runs (a worker that dies
+    leaves it silent, and the watchdog fails it: :func:`webapp.training.services.recovery.evaluations_recover_stale`);
+    returns the task's result."""
     token = uuid.uuid4().hex
     evaluation = job_start(model=Evaluation, job_id=evaluation_id, worker_token=token, worker_id=worker_id)
     if evaluation is None:
         return {"evaluation": evaluation_id, "skipped": "evaluation is no longer queued"}
     run = evaluation.run
     out_root = Path(run.out_dir) / "evaluations" / str(evaluation.pk)
+    heartbeat = Heartbeat(
+        model=Evaluation,
+        job_id=evaluation_id,
+        worker_token=token,
+        interval=settings.GRIDACE_HEARTBEAT_SECONDS,
+    ).start()
     try:
         agents = run_agents(evaluation)  # a bad GRIDACE_CHECKED_AGENT fails the evaluation
         evaluate = import_string(settings.GRIDACE_EVALUATOR)
@@ -65,7 +74,9 @@ def evaluate_attempt(*, evaluation_id: int, worker_id: str = "") -> dict[str, An
         for name, spec in agents.items():
             results[name] = evaluate(run.env, spec, evaluation.split, evaluation.nb_episode, out_root / name)
     except BaseException as error:
+        heartbeat.stop()
         job_fail(model=Evaluation, job_id=evaluation_id, worker_token=token, error=error_text(error))
         raise
+    heartbeat.stop()
     job_finish(model=Evaluation, job_id=evaluation_id, worker_token=token, results=jsonable(results))
     return {"evaluation": evaluation_id, "agents": list(results)}
