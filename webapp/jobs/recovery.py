@@ -130,3 +130,24 @@ def job_fail_lost(
         comment=reason,
     )
     logger.warning("%s %s failed: %s", job.noun, job.pk, reason)
+
+
+def job_fail_silent(
+    job: Job,
+    *,
+    lost: str,
+    now: datetime,
+    stale_after: timedelta,
+    audit_action: str,
+    error: type[BaseException] = WorkerLost,
+) -> str:
+    """:func:`job_fail_lost` for a job :func:`~webapp.jobs.services.jobs_stale` found, the reason
+    being ``lost`` (what happened, and how to go on) and when the job was last heard of; returns
+    the reason."""
+    last_seen = job.heartbeat_at or job.started_at
+    reason = (
+        f"{lost} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
+        f"{stale_after.total_seconds():g} s allowed)"
+    )
+    job_fail_lost(job, reason=reason, now=now, audit_action=audit_action, lost=error)
+    return reason

@@ -3,7 +3,7 @@ decisions runs can start from."""
 
 from django.urls import path
 
-from webapp.training import run_views, views
+from webapp.training import mine_views, run_views, views
 
 app_name = "training"
 
@@ -18,10 +18,10 @@ urlpatterns = [
     path("<int:pk>/notes/", run_views.RunNotesView.as_view(), name="run_notes"),
     path("<int:pk>/metrics.csv", run_views.RunMetricsCsvView.as_view(), name="run_metrics_csv"),
     path("<int:pk>/episodes.csv", run_views.RunEpisodesCsvView.as_view(), name="run_episodes_csv"),
-    path("mines/", views.MineListView.as_view(), name="mine_list"),
-    path("mines/launch/", views.MineLaunchView.as_view(), name="mine_launch"),
-    path("mines/<str:name>/", views.MineDetailView.as_view(), name="mine_detail"),
-    path("mines/<str:name>/progress/", views.MineProgressView.as_view(), name="mine_progress"),
+    path("mines/", mine_views.MineListView.as_view(), name="mine_list"),
+    path("mines/launch/", mine_views.MineLaunchView.as_view(), name="mine_launch"),
+    path("mines/<str:name>/", mine_views.MineDetailView.as_view(), name="mine_detail"),
+    path("mines/<str:name>/progress/", mine_views.MineProgressView.as_view(), name="mine_progress"),
     path(
         "<int:run_pk>/checkpoints/<int:pk>/deploy/",
         views.CheckpointDeployView.as_view(),

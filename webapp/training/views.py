@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
@@ -23,7 +23,6 @@ from webapp.training.forms.compare import RunCompareForm
 from webapp.training.forms.deployments import DeployForm, RollbackForm
 from webapp.training.forms.evaluations import EvaluationForm
 from webapp.training.forms.launch import CUSTOM_RECIPE, TrainConfigForm, recipe_presets
-from webapp.training.forms.mines import MineForm
 from webapp.training.models import Checkpoint, TrainingRun
 from webapp.training.run_forms import RunNotesForm
 from webapp.training.selectors import mines as mine_selectors
@@ -41,7 +40,6 @@ from webapp.training.selectors.run_labels import run_recipe_label
 from webapp.training.selectors.runs import run_best_policy, run_get, run_refinement_summary
 from webapp.training.services.deployment import deployment_rollback, run_deploy
 from webapp.training.services.evaluations import evaluation_request
-from webapp.training.services.mines import mine_launch
 from webapp.training.services.runs import run_cancel, run_launch, run_resume
 
 
@@ -56,7 +54,7 @@ def _detail(run: TrainingRun) -> HttpResponseRedirect:
     return HttpResponseRedirect(reverse("training:run_detail", args=[run.pk]))
 
 
-def _error_text(error: ValidationError | ConfigError) -> str:
+def error_text(error: ValidationError | ConfigError) -> str:
     return " ".join(error.messages) if isinstance(error, ValidationError) else str(error)
 
 
@@ -138,7 +136,7 @@ class RunLaunchView(PermissionGate, View):
                     recipe=form.cleaned_data["recipe"],
                 )
             except (ConfigError, ValidationError) as error:
-                form.add_error(None, _error_text(error))
+                form.add_error(None, error_text(error))
             else:
                 messages.success(request, f"run {run.pk} queued")
                 return _detail(run)
@@ -186,7 +184,7 @@ class RunCancelView(PermissionGate, View):
         try:
             run = run_cancel(run=run, user=request.user)
         except ValidationError as error:
-            messages.error(request, _error_text(error))
+            messages.error(request, error_text(error))
         else:
             stopping = run.status == JobStatus.RUNNING
             messages.success(
@@ -204,7 +202,7 @@ class RunResumeView(PermissionGate, View):
         try:
             run = run_resume(run=run, user=request.user)
         except ValidationError as error:
-            messages.error(request, _error_text(error))
+            messages.error(request, error_text(error))
         else:
             messages.success(request, f"run {run.pk} queued to resume from its last checkpoint")
         return _detail(run)
@@ -229,7 +227,7 @@ class RunEvaluateView(PermissionGate, View):
                 nb_episode=form.cleaned_data["nb_episode"],
             )
         except ValidationError as error:
-            messages.error(request, _error_text(error))
+            messages.error(request, error_text(error))
         else:
             messages.success(request, f"evaluation {evaluation.pk} queued")
         return _detail(run)
@@ -285,7 +283,7 @@ class CheckpointDeployView(PermissionGate, View):
                     override_reason=form.cleaned_data["override_reason"],
                 )
             except ValidationError as error:
-                form.add_error(None, _error_text(error))
+                form.add_error(None, error_text(error))
             else:
                 messages.success(
                     request,
@@ -314,7 +312,7 @@ class DeploymentRollbackView(PermissionGate, View):
                 deployment=deployment, user=request.user, comment=form.cleaned_data["comment"]
             )
         except ValidationError as error:
-            messages.error(request, _error_text(error))
+            messages.error(request, error_text(error))
         else:
             restored = rollback.checkpoint
             messages.success(
@@ -323,82 +321,3 @@ class DeploymentRollbackView(PermissionGate, View):
                 f"policy again, in place of run {deployment.checkpoint.run_id}",
             )
         return HttpResponseRedirect(reverse("training:run_list"))
-
-
-# --- mines of expert decisions ---
-
-
-def _mine_page(name: str) -> HttpResponseRedirect:
-    return HttpResponseRedirect(reverse("training:mine_detail", args=[name]))
-
-
-class MineListView(PermissionGate, View):
-    """The finished mines found on disk, and the mines started here (queued, running, failed)."""
-
-    permission_required = roles.VIEW_RUNS
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        context = {
-            "mines": mine_selectors.mine_list(),
-            "launches": mine_selectors.mine_launches(),
-            "roots": mine_selectors.mine_roots(),
-            "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
-        }
-        return render(request, "training/mine_list.html", context)
-
-
-class MineLaunchView(PermissionGate, View):
-    permission_required = roles.LAUNCH_RUNS
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        env = request.GET.get("env", "")
-        form = MineForm(initial={"env": env} if env else None)
-        return render(request, "training/mine_launch.html", {"form": form})
-
-    def post(self, request: HttpRequest) -> HttpResponse:
-        form = MineForm(request.POST)
-        if form.is_valid():
-            try:
-                mine = mine_launch(launched_by=request.user, **form.cleaned_data)
-            except (ConfigError, ValidationError) as error:
-                form.add_error(None, _error_text(error))
-            else:
-                messages.success(request, f"mine {mine.name} queued")
-                return _mine_page(mine.name)
-        return render(request, "training/mine_launch.html", {"form": form}, status=400)
-
-
-def _mine_or_404(name: str) -> tuple[mine_selectors.MineInfo | None, Any]:
-    """The finished mine of that name and the newest launch of it; 404 when neither exists."""
-    info, launch = mine_selectors.mine_lookup(name=name)
-    if info is None and launch is None:
-        raise Http404("no mine of that name; choose one on the mines page")
-    return info, launch
-
-
-class MineDetailView(PermissionGate, View):
-    permission_required = roles.VIEW_RUNS
-
-    def get(self, request: HttpRequest, name: str) -> HttpResponse:
-        info, launch = _mine_or_404(name)
-        context = {
-            "name": name,
-            "info": info,
-            "launch": launch,
-            "progress": mine_selectors.mine_progress(mine=launch) if launch else None,
-            "top_actions": mine_selectors.mine_top_actions(info=info) if info else [],
-            "can_launch": request.user.has_perm(roles.LAUNCH_RUNS),
-        }
-        return render(request, "training/mine_detail.html", context)
-
-
-class MineProgressView(PermissionGate, View):
-    """The progress of a mine started here, as JSON, for its page's script to refresh."""
-
-    permission_required = roles.VIEW_RUNS
-
-    def get(self, request: HttpRequest, name: str) -> JsonResponse:
-        info, launch = _mine_or_404(name)
-        if launch is None:
-            return JsonResponse({"name": name, "status": "succeeded", "finished": True, "error": ""})
-        return JsonResponse(mine_selectors.mine_progress(mine=launch))

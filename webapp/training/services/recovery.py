@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
-from webapp.jobs.recovery import Recovered, job_fail_lost, task_mark_lost
+from webapp.jobs.recovery import Recovered, job_fail_silent, task_mark_lost
 from webapp.jobs.services import jobs_stale
 from webapp.training.errors import WorkerLost
 from webapp.training.models import Evaluation, Mine, TrainingRun
@@ -122,12 +122,14 @@ def mines_recover_stale(
         stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
     recoveries = []
     for mine in jobs_stale(model=Mine, now=now, stale_after=stale_after):
-        last_seen = mine.heartbeat_at or mine.started_at
-        reason = (
-            f"{MINE_LOST} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
-            f"{stale_after.total_seconds():g} s allowed)"
+        reason = job_fail_silent(
+            mine,
+            lost=MINE_LOST,
+            now=now,
+            stale_after=stale_after,
+            audit_action="mine.recover.failed",
+            error=WorkerLost,
         )
-        job_fail_lost(mine, reason=reason, now=now, audit_action="mine.recover.failed", lost=WorkerLost)
         recoveries.append(MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason))
     return recoveries
 
@@ -143,19 +145,16 @@ def evaluations_recover_stale(
         stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
     recovered = []
     for evaluation in jobs_stale(model=Evaluation, now=now, stale_after=stale_after):
-        last_seen = evaluation.heartbeat_at or evaluation.started_at
-        reason = (
-            f"{EVALUATION_LOST} (no heartbeat since {last_seen:%Y-%m-%d %H:%M:%S} UTC, "
-            f"{stale_after.total_seconds():g} s allowed)"
+        reason = job_fail_silent(
+            evaluation,
+            lost=EVALUATION_LOST,
+            now=now,
+            stale_after=stale_after,
+            audit_action="evaluation.recover.failed",
+            error=WorkerLost,
         )
-        job_fail_lost(
-            evaluation, reason=reason, now=now, audit_action="evaluation.recover.failed", lost=WorkerLost
-        )
-        recovered.append(
-            Recovered(
-                job=f"evaluation {evaluation.pk} (run {evaluation.run_id})", outcome="failed", reason=reason
-            )
-        )
+        job = f"evaluation {evaluation.pk} (run {evaluation.run_id})"
+        recovered.append(Recovered(job=job, outcome="failed", reason=reason))
     return recovered
 
 
