@@ -34,7 +34,7 @@ from ace_core.live.actions import (
 )
 from ace_core.live.alarms import alarms_between, n1_baseline, n1_worse, security_alarms
 from ace_core.live.archive import zip_folder
-from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
+from ace_core.live.envs import acquire_env, live_scenarios, release_env, session_scenario
 from ace_core.live.export import ReplayAgent, export_episode, play_day
 from ace_core.live.grid import LiveGrid, StepResult
 from ace_core.live.history import GridHistory
@@ -81,7 +81,7 @@ __all__ = [
     "play_day",
     "release_env",
     "security_alarms",
-    "shorter",
+    "session_scenario",
     "state_delta",
     "to_grid2op",
     "untrained_policy",

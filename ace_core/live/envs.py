@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, Scenario, chronic_lengths, cut_episodes
+from ace_core.live.actions import LiveActionError
 from ace_core.live.recommendations import make_live_env
 
 _pool: dict[str, list[Any]] = {}
@@ -44,8 +45,22 @@ def live_scenarios(env, episode_length: int = DEFAULT_EPISODE_LENGTH) -> list[Sc
     return cut_episodes(lengths, episode_length)
 
 
-def shorter(scenario: Scenario, max_steps: int) -> Scenario:
-    """``scenario`` cut to ``max_steps`` steps (0: unchanged)."""
+def session_scenario(
+    all_scenarios: list[Scenario], index: int, *, start_step: int = 0, max_steps: int = 0
+) -> Scenario:
+    """The part of scenario ``index`` a session plays: from ``start_step`` steps into it (a session
+    that opens where an incident began, as grid2op's ``init ts`` skips to it), for ``max_steps``
+    steps (0: to its end). Refused, with what is accepted, when the day or the step does not exist."""
+    if not 0 <= index < len(all_scenarios):
+        raise LiveActionError(f"scenario {index} does not exist; accepted: 0 to {len(all_scenarios) - 1}")
+    scenario = all_scenarios[index]
+    last = scenario.length - 2  # a session plays at least one step
+    if not 0 <= start_step <= last:
+        raise LiveActionError(
+            f"start step {start_step} is outside scenario {index} ({scenario.length} steps); accepted: 0 to {last}"
+        )
+    if start_step:
+        scenario = replace(scenario, start=scenario.start + start_step, length=scenario.length - start_step)
     if max_steps and max_steps < scenario.length:
-        return replace(scenario, length=max_steps)
+        scenario = replace(scenario, length=max_steps)
     return scenario

@@ -15,7 +15,7 @@ from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, Scenario
 from ace_core.live.actions import DO_NOTHING, parse_action, to_grid2op
-from ace_core.live.envs import live_scenarios, shorter
+from ace_core.live.envs import live_scenarios, session_scenario
 
 
 class ReplayAgent(BaseAgent):
@@ -43,6 +43,7 @@ def export_episode(
     seed: int,
     actions: list[dict[str, Any]],
     out_dir: Path,
+    start_step: int = 0,
     max_steps: int = 0,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
 ) -> Path:
@@ -53,7 +54,9 @@ def export_episode(
     return _run_day(
         env,
         ReplayAgent(env, space, actions),
-        scenario=shorter(live_scenarios(env, episode_length)[scenario_index], max_steps),
+        scenario=session_scenario(
+            live_scenarios(env, episode_length), scenario_index, start_step=start_step, max_steps=max_steps
+        ),
         seed=seed,
         steps=len(actions),
         out_dir=Path(out_dir),
@@ -68,6 +71,7 @@ def play_day(
     agent: str | AgentSpec,
     steps: int,
     out_dir: Path,
+    start_step: int = 0,
     max_steps: int = 0,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
 ) -> Path:
@@ -80,7 +84,9 @@ def play_day(
     return _run_day(
         env,
         load_agent(agent, env, space),
-        scenario=shorter(live_scenarios(env, episode_length)[scenario_index], max_steps),
+        scenario=session_scenario(
+            live_scenarios(env, episode_length), scenario_index, start_step=start_step, max_steps=max_steps
+        ),
         seed=seed,
         steps=steps,
         out_dir=Path(out_dir),

@@ -20,7 +20,7 @@ from ace_core.grid.outcome import exception_text
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 from ace_core.grid.text import state_text
 from ace_core.live.actions import DO_NOTHING, LiveAction, LiveActionError, parse_action, to_grid2op
-from ace_core.live.envs import acquire_env, live_scenarios, release_env, shorter
+from ace_core.live.envs import acquire_env, live_scenarios, release_env, session_scenario
 from ace_core.live.legality import LegalityRules
 from ace_core.live.recommendations import assessment_dict, live_pipeline
 from ace_core.live.states import grid_state
@@ -62,6 +62,7 @@ class LiveGrid:
         policy_path: str | Path | None,
         *,
         k: int = 3,
+        start_step: int = 0,
         max_steps: int = 0,
         episode_length: int = DEFAULT_EPISODE_LENGTH,
         env=None,
@@ -71,12 +72,16 @@ class LiveGrid:
         self._pooled = env is None
         self.env = env if env is not None else acquire_env(env_name)
         self.space = space or build_action_space(self.env)
-        all_scenarios = live_scenarios(self.env, episode_length)
-        if not 0 <= scenario_index < len(all_scenarios):
-            raise LiveActionError(
-                f"scenario {scenario_index} does not exist for {env_name}; accepted: 0 to {len(all_scenarios) - 1}"
+        try:
+            self.scenario = session_scenario(
+                live_scenarios(self.env, episode_length),
+                scenario_index,
+                start_step=start_step,
+                max_steps=max_steps,
             )
-        self.scenario = shorter(all_scenarios[scenario_index], max_steps)
+        except LiveActionError as error:
+            self.close()
+            raise LiveActionError(f"{env_name}: {error}") from error
         self.seed = seed
         self.k = k
         self.sac: SAC | None = None

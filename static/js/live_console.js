@@ -367,6 +367,10 @@
     head.appendChild(el("span", { "class": "source source-" + rec.source }, SOURCE_WORDS[rec.source] || rec.source));
     if (rec.confidence > 0) { head.appendChild(el("span", { "class": "confidence" }, " confidence " + (rec.confidence * 100).toFixed(1) + "%")); }
     head.appendChild(el("span", { "class": "rec-status" }, " " + rec.status));
+    if (rec.action && rec.action.kind === "pair") {
+      head.appendChild(el("span", { "class": "rec-pair", title: "no single move clears the overloads: both are played together, in one step" },
+        " · two moves in one step"));
+    }
     var lasted = view.step - rec.first_step;
     head.appendChild(el("span", { "class": "rec-age muted",
       title: "first shown at step " + rec.first_step + "; re-simulated at every step since" },
@@ -429,7 +433,7 @@
       post(config.urls.explain.replace("{id}", rec.id)).then(function () { notice("Explanation requested."); },
         function (e) { notice(e.message, true); });
     } else {
-      fillWhatIf(rec.action);
+      fillWhatIf(rec.action, rec.description);
       simulate();
     }
   }
@@ -515,8 +519,9 @@
     var kind = $("wi-kind").value;
     $("wi-topology").hidden = kind !== "topology";
     $("wi-line-box").hidden = kind !== "line";
+    $("wi-pair-box").hidden = kind !== "pair";
   }
-  function fillWhatIf(action) {
+  function fillWhatIf(action, description) {
     if (action.kind === "topology") {
       $("wi-kind").value = "topology";
       $("wi-sub").value = String(action.substation);
@@ -527,6 +532,12 @@
       $("wi-kind").value = "line";
       $("wi-line").value = String(action.line);
       $("wi-line-status").value = action.status;
+    } else if (action.kind === "pair") {
+      // a combined card: its two moves are simulated and applied together, as the card was
+      view.whatIfPair = { kind: "pair", actions: action.actions };
+      $("wi-pair-option").hidden = $("wi-pair-option").disabled = false;
+      $("wi-pair").textContent = description;
+      $("wi-kind").value = "pair";
     } else {
       $("wi-kind").value = "nothing";
     }
@@ -549,6 +560,7 @@
       return { kind: "topology", substation: Number($("wi-sub").value), set: set };
     }
     if (kind === "line") { return { kind: "line", line: Number($("wi-line").value), status: $("wi-line-status").value }; }
+    if (kind === "pair" && view.whatIfPair) { return { kind: "pair", actions: view.whatIfPair.actions }; }
     return { kind: "nothing" };
   }
   function simulate() {

@@ -121,9 +121,30 @@ def test_stepping_plays_the_scenario_to_its_end(env):
 
 def test_an_unknown_scenario_is_refused_with_the_accepted_range(env):
     with pytest.raises(
-        LiveActionError, match=r"scenario 999 does not exist for l2rpn_case14_sandbox; accepted: 0 to \d+"
+        LiveActionError, match=r"l2rpn_case14_sandbox: scenario 999 does not exist; accepted: 0 to \d+"
     ):
         LiveGrid(ENV, 999, 0, None, env=env)
+
+
+def test_a_session_can_open_where_an_incident_began(env):
+    """Starting ``start_step`` steps into a day is the day played to that step with nothing done:
+    the same time, the same flows, and the session's own steps counted from there."""
+    whole = LiveGrid(ENV, 1, 0, None, env=env)
+    length, start = whole.scenario.length, whole.scenario.start
+    whole.reset()
+    for _ in range(7):
+        whole.step()
+    played = whole.state
+    later = LiveGrid(ENV, 1, 0, None, env=env, start_step=7, max_steps=3)
+    assert (later.scenario.start, later.scenario.length) == (start + 7, 3)
+    opened = later.reset().state
+    assert opened["step"] == 0 and opened["time"] == played["time"] and opened["rho"] == played["rho"]
+    assert [later.step().step for _ in range(3)] == [1, 2, 3] and later.done
+    with pytest.raises(
+        LiveActionError,
+        match=rf"start step {length - 1} is outside scenario 1 \({length} steps\); accepted: 0 to {length - 2}",
+    ):
+        LiveGrid(ENV, 1, 0, None, env=env, start_step=length - 1)
 
 
 def test_played_actions_change_the_grid_and_deltas_carry_the_changes(env):

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -49,21 +50,28 @@ def live_worker(process_env: dict[str, str], tmp_path: Path) -> Iterator[subproc
     log.close()
 
 
-def _set_up(tmp_path: Path) -> int:
+def deploy_untrained(env: str, tmp_path: Path) -> Any:
+    """An engineer ("eng") and an operator ("op"), and an untrained policy of ``env`` deployed by
+    the engineer (returned)."""
     role_groups_sync()
     engineer = user_create_with_role(username="eng", password=PASSWORD, role="engineer")
     user_create_with_role(username="op", password=PASSWORD, role="operator")
     run = TrainingRun.objects.create(
-        config={"env": ENV},
-        env=ENV,
+        config={"env": env},
+        env=env,
         total_steps=1,
         status=JobStatus.SUCCEEDED,
         launched_by=engineer,
         out_dir=str(tmp_path),
     )
-    policy = untrained_policy(ENV, tmp_path / "policy" / "checkpoint.pt", hidden=32)
+    policy = untrained_policy(env, tmp_path / "policy" / "checkpoint.pt", hidden=32)
     checkpoint = Checkpoint.objects.create(run=run, step=1, path=str(policy))
     checkpoint_deploy(checkpoint=checkpoint, user=engineer)
+    return engineer
+
+
+def _set_up(tmp_path: Path) -> int:
+    engineer = deploy_untrained(ENV, tmp_path)
     # scenario 0: its first steps have two recommendations (in some scenarios' calm first steps
     # every candidate is worse than doing nothing, and the console rightly shows none)
     return session_start(user=engineer, scenario_index=0, speed_seconds=1.0, label="browser").pk

@@ -31,7 +31,16 @@ class SessionStartForm(forms.Form):
     speed_seconds = AsciiFloatField(
         min_value=SPEED_RANGE[0], max_value=SPEED_RANGE[1], initial=2.0, label="seconds per step"
     )
+    start_step = AsciiIntegerField(
+        initial=0,
+        required=False,
+        label="start at step",
+        help_text="steps into the day where the session opens (5 min each; 0: its first step), to replay an incident",
+    )
     max_steps = AsciiIntegerField(initial=0, help_text="0: the whole scenario")
+
+    def clean_start_step(self) -> int:
+        return self.cleaned_data.get("start_step") or 0  # left empty: the day's first step
 
     def __init__(self, *args: Any, days: Sequence[Any] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

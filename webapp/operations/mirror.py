@@ -97,7 +97,14 @@ def _checked_out(session: LiveSession) -> Iterator[_Mirror]:
 def _history_at(mirror: _Mirror, session: LiveSession, step: int) -> GridHistory:
     """The session's grid, played at least to ``step``. Under ``mirror.lock``."""
     if mirror.history is None:
-        grid = LiveGrid(session.env, session.scenario_index, session.seed, None, max_steps=session.max_steps)
+        grid = LiveGrid(
+            session.env,
+            session.scenario_index,
+            session.seed,
+            None,
+            start_step=session.start_step,
+            max_steps=session.max_steps,
+        )
         try:
             mirror.history = GridHistory(grid)
         except Exception:

@@ -37,6 +37,9 @@ class LiveSession(Claimed):
     env = models.CharField(max_length=100)
     scenario_index = models.PositiveIntegerField(help_text="position in ace_core.live.live_scenarios(env)")
     scenario_name = models.CharField(max_length=200, blank=True)
+    start_step = models.PositiveIntegerField(
+        default=0, help_text="steps into the scenario where the session opens (0: its first step)"
+    )
     max_steps = models.PositiveIntegerField(default=0, help_text="0: the whole scenario")
     seed = models.PositiveIntegerField(default=0)
     k = models.PositiveSmallIntegerField(default=3, help_text="recommendations per step")

@@ -48,6 +48,17 @@ def scenario_names(env_name: str) -> tuple[str, ...]:
     return tuple(day.scenario.name for day in _live_days(env_name))
 
 
+def session_scenario(env_name: str, scenario_index: int, *, start_step: int = 0, max_steps: int = 0) -> Any:
+    """The part of day ``scenario_index`` a session plays (:func:`ace_core.live.session_scenario`:
+    refused with a :class:`~ace_core.live.LiveActionError` naming what is accepted)."""
+    from ace_core.live import session_scenario
+
+    days = _live_days(env_name)
+    return session_scenario(
+        [day.scenario for day in days], scenario_index, start_step=start_step, max_steps=max_steps
+    )
+
+
 def session_days(env_name: str) -> list[Any]:
     """The days a session of ``env_name`` can play, by index (:class:`ace_core.live.days.Day`):
     date, season, split, and doing nothing's survival where ``manage.py day_difficulty`` has

@@ -262,6 +262,7 @@ class ExportView(PermissionGate, View):
             seed=session.seed,
             actions=selectors.applied_actions(session_id=session.pk),
             out_dir=tmp / "episodes",
+            start_step=session.start_step,
             max_steps=session.max_steps,
         )
         archive = zip_folder(folder.parent, tmp / f"session-{pk}-episode")

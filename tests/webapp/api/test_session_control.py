@@ -57,10 +57,14 @@ def test_a_start_is_refused_as_the_form_refuses_it(api_as, engineer, operator, d
     missing = assert_error_shape(api.post("/sessions", {"scenario_index": 999}), 400)
     assert (missing["field"], missing["accepted"]) == ("scenario_index", f"0 to {days - 1}")
     assert missing["error"] == f"scenario 999 does not exist for {ENV}"
+    late = assert_error_shape(api.post("/sessions", {"scenario_index": 0, "start_step": 288}), 400)
+    assert (late["field"], late["accepted"]) == ("start_step", "0 to 286")
+    assert late["error"] == f"{ENV}: start step 288 is outside scenario 0 (288 steps)"
     for body, field in (
         ({"scenario_index": 0, "k": 0}, "k"),
         ({"scenario_index": 0, "speed_seconds": 61}, "speed_seconds"),
         ({"scenario_index": 0, "seed": -1}, "seed"),
+        ({"scenario_index": 0, "start_step": -1}, "start_step"),
         ({"scenario_index": "0"}, "scenario_index"),
         ({"scenario_index": 0, "label": "x" * 101}, "label"),
         ({}, "scenario_index"),

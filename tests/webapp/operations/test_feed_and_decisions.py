@@ -278,6 +278,11 @@ def test_a_session_needs_a_deployed_policy_and_valid_settings(engineer, deployme
         session_start(user=engineer, scenario_index=999)
     with pytest.raises(OperationsError, match="k=0 is out of range; accepted: 1 to 10"):
         session_start(user=engineer, scenario_index=0, k=0)
+    with pytest.raises(
+        OperationsError, match=r"start step 288 is outside scenario 0 \(288 steps\); accepted: 0 to 286"
+    ) as refused:
+        session_start(user=engineer, scenario_index=0, start_step=288)
+    assert refused.value.field == "start_step"
     assert LiveSession.objects.count() == 0
 
 

@@ -30,13 +30,20 @@ def test_an_engineer_starts_a_session_from_the_form(engineer, deployment):
         {"scenario_index": 99, "seed": 0, "k": 3, "speed_seconds": 1, "max_steps": 0},
     )
     assert refused.status_code == 400 and b"scenario 99 does not exist" in refused.content
+    too_late = client.post(
+        reverse("operations:session_start"),
+        {"scenario_index": 1, "start_step": 287, "seed": 0, "k": 3, "speed_seconds": 1, "max_steps": 0},
+    )
+    assert too_late.status_code == 400 and b"start step 287 is outside scenario 1" in too_late.content
+    assert not LiveSession.objects.exists()
     made = client.post(
         reverse("operations:session_start"),
-        {"scenario_index": 1, "seed": 2, "k": 3, "speed_seconds": 1, "max_steps": 0},
+        {"scenario_index": 1, "start_step": 12, "seed": 2, "k": 3, "speed_seconds": 1, "max_steps": 0},
     )
     session = LiveSession.objects.get()
     assert made.status_code == 302 and made["Location"] == reverse("operations:console", args=[session.pk])
     assert (session.scenario_index, session.seed, session.policy_path) == (1, 2, deployment.path)
+    assert (session.start_step, session.scenario_name) == (12, "0000@300+275")  # an hour into the day
 
 
 def test_console_endpoints_refuse_bad_input_with_the_reason(make_session, operator):

@@ -104,6 +104,9 @@ class SessionStartIn(ClientInput):
     speed_seconds: float = Field(
         2.0, ge=SPEED_RANGE[0], le=SPEED_RANGE[1], allow_inf_nan=False, description="seconds per step"
     )
+    start_step: int = Field(
+        0, ge=0, le=DB_INT_MAX, description="steps into the day where the session opens (0: its first step)"
+    )
     max_steps: int = Field(0, ge=0, le=DB_INT_MAX, description="0: the whole scenario")
 
 

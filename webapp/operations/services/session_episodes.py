@@ -124,6 +124,7 @@ def session_episode(*, session: LiveSession, play: str = "operator") -> Path:
             seed=session.seed,
             actions=actions,
             out_dir=work,
+            start_step=session.start_step,
             max_steps=session.max_steps,
         ),
     )
@@ -233,6 +234,7 @@ def day_play_write(*, day_play: DayPlay) -> Path:
             agent=day_play.agent,
             steps=day_play.steps,
             out_dir=work,
+            start_step=session.start_step,
             max_steps=session.max_steps,
         ),
     )

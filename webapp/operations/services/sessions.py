@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from ace_core.live import LiveActionError
 from webapp.audit.services import audit_record
 from webapp.operations import selectors
 from webapp.operations.errors import OperationsError, SessionStateError
@@ -30,10 +31,13 @@ def session_start(
     seed: int = 0,
     k: int = 3,
     speed_seconds: float = 2.0,
+    start_step: int = 0,
     max_steps: int = 0,
     label: str = "",
 ) -> LiveSession:
-    """A new session of the deployed policy's env; a feed worker picks it up within a second."""
+    """A new session of the deployed policy's env, on day ``scenario_index`` from ``start_step``
+    steps into it (where an incident began; 0: the day's first step); a feed worker picks it up
+    within a second."""
     deployment = Deployment.objects.select_related("checkpoint__run").order_by("-deployed_at", "-id").first()
     if deployment is None:
         raise SessionStateError("no policy is deployed; an engineer must deploy a checkpoint first")
@@ -57,13 +61,18 @@ def session_start(
             f"scenario {scenario_index} does not exist for {env}; accepted: 0 to {len(names) - 1}",
             field="scenario_index",
         )
+    try:
+        scenario = selectors.session_scenario(env, scenario_index, start_step=start_step, max_steps=max_steps)
+    except LiveActionError as error:
+        raise OperationsError(f"{env}: {error}", field="start_step") from error
     if len(label) > 100:
         raise OperationsError(f"label is {len(label)} characters long; accepted: at most 100", field="label")
     session = LiveSession.objects.create(
         label=label,
         env=env,
         scenario_index=scenario_index,
-        scenario_name=names[scenario_index],
+        scenario_name=scenario.name,
+        start_step=start_step,
         max_steps=max_steps,
         seed=seed,
         k=k,
@@ -79,6 +88,7 @@ def session_start(
         after={
             "env": env,
             "scenario": session.scenario_name,
+            "start_step": start_step,
             "seed": seed,
             "k": k,
             "speed": speed_seconds,

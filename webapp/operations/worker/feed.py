@@ -94,6 +94,7 @@ class SessionFeed:
             session.seed,
             session.policy_path,
             k=session.k,
+            start_step=session.start_step,
             max_steps=session.max_steps,
         )
         try:
