@@ -42,6 +42,7 @@ import pandas as pd
 
 from ace_core.errors import ConfigError
 from ace_core.grid.days.case118_source import SOURCES
+from ace_core.grid.days.digest import week_digest
 from ace_core.grid.days.forecast_mend import forecast_rows_above_pmax, mend_week
 from ace_core.grid.days.region_cut import cut_week
 from ace_core.grid.envs import available_env_names, bundled_env_dir, data_folders
@@ -198,6 +199,7 @@ def generate_days(
         made.append(name)
         log(json.dumps({"week": name, "seconds": seconds[-1], **report}))
     chronics = sorted(p.name for p in (folder / "chronics").iterdir() if p.is_dir())
+    digests = {name: week_digest(folder / "chronics" / name) for name in [*made, *skipped]}
     return {
         "env": env,
         "folder": str(folder),
@@ -206,4 +208,5 @@ def generate_days(
         "refused": refused_weeks,
         "seconds_per_week": seconds,
         "chronics": len(chronics),
+        "digests": digests,
     }

@@ -1,5 +1,6 @@
 """More days for an env: chronix2grid's weeks, generated into a data folder make_env reads."""
 
+import bz2
 import os
 import sys
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ace_core.cli import main
+from ace_core.grid.days.digest import file_digests, week_digest
 from ace_core.grid.days.generate import (
     DEFAULT_DAYS_PYTHON,
     generate_days,
@@ -106,3 +108,11 @@ def test_generated_days_join_the_env_resume_and_key_the_mines_apart(data_dir, mo
     monkeypatch.setenv("GRIDACE_DATA_DIR", str(data_dir))
     again = generate_days(ENV, 1, seed=7, steps=36, log=lambda _line: None)
     assert again["generated"] == [] and again["already_there"] == [name]
+    # the week's fingerprint, to compare two machines' days: the same when read again, another
+    # when a series changes
+    assert again["digests"] == summary["digests"] and len(summary["digests"][name]) == 16
+    week = prepare_env_folder(ENV, data_dir) / "chronics" / name
+    load = week / "load_p.csv.bz2"
+    assert "load_p.csv.bz2" in file_digests(week)
+    load.write_bytes(bz2.compress(bz2.decompress(load.read_bytes()).replace(b".", b",", 1)))
+    assert week_digest(week) != summary["digests"][name]
