@@ -232,9 +232,13 @@ class ActionSpace:
             return "do nothing"
         if index <= self.n_line:
             return f"reconnect {self.line_name(index - 1)}"
-        sub, buses = self.bits_of(index)
+        return self.describe_buses(*self.bits_of(index))
+
+    def describe_buses(self, sub: int, buses) -> str:
+        """A whole configuration of substation ``sub`` (every element's bus, 1 or 2) in the words
+        of :meth:`describe`."""
         start = self.sub_start[sub]
-        on_two = [self.element_labels[start + j] for j in np.flatnonzero(buses == 2)]
+        on_two = [self.element_labels[start + j] for j in np.flatnonzero(np.asarray(buses) == 2)]
         if not on_two:
             return f"{self.substation_name(sub)}: all elements to bus 1"
         return f"{self.substation_name(sub)}: {', '.join(on_two)} to bus 2; others on bus 1"

@@ -201,10 +201,16 @@ def _base_words(action: LiveAction, space: ActionSpace) -> str:
         return space.describe(action.index)
     if action.kind == "topology":
         start = space.sub_start[action.substation]
+        size = int(space.sub_info[action.substation])
+        chosen = dict(action.set)
+        if sorted(chosen) == list(range(size)) and set(chosen.values()) <= {1, 2}:
+            # a whole configuration (a card's): in the card's own words
+            return space.describe_buses(action.substation, [chosen[e] for e in range(size)])
         moves = ", ".join(f"{space.element_labels[start + e]} to bus {b}" for e, b in action.set)
         return f"{space.substation_name(action.substation)}: {moves}"
     if action.kind == "line":
-        return f"{action.status} {space.line_name(action.line)}"
+        verb = "reconnect" if action.status == "connect" else action.status  # as a card says it
+        return f"{verb} {space.line_name(action.line)}"
     return "do nothing"
 
 

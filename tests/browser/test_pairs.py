@@ -99,11 +99,7 @@ def test_a_pair_card_when_no_single_move_is_safe(server, artifacts, tmp_path):
             "() => document.getElementById('wi-result').textContent.includes(' at step 1:')"
         )
         result = page.text_content("#wi-result")
-        # the same two moves (the what-if spells out every element of the substation's buses)
-        simulated = result.removeprefix("«").split("» at step 1: max rho ")[0]
-        assert [half.split(":")[0].split()[-2:] for half in simulated.split(" and ")] == [
-            half.split(":")[0].split()[-2:] for half in card["action"].split(" and ")
-        ], (simulated, card["action"])
+        assert result.startswith(f"«{card['action']}» at step 1: max rho ")  # in the card's words
         rho = card["facts"].split(" · ")[0]  # "max rho 101.2% → 99.5%": the card's figures
         assert rho in result, (rho, result)
         assert "no overload after" in result and "worst: losing" in result

@@ -84,7 +84,7 @@ def test_an_operators_pair_is_checked_against_the_grids_rules(stressed):
         space,
     )
     assert rules.refusal(obs, reconnect_and_split) == ""
-    assert describe_action(reconnect_and_split, space).startswith("connect line 5-12 and substation 4: ")
+    assert describe_action(reconnect_and_split, space).startswith("reconnect line 5-12 and substation 4: ")
     played = to_grid2op(reconnect_and_split, space, env.action_space)
     assert played.get_topological_impact()[1].sum() == 1  # one substation
     two_subs = parse_action(
