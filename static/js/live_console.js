@@ -581,7 +581,9 @@
       var figures = w.figures || {};
       if (figures.cost) { text += " · " + costWords(figures.cost); }
       if (w.stale) { text += " (the grid has moved on since)"; }
-      result.className = w.max_rho_after >= 1 || figures.rejected_because ? "warn" : "ok";
+      // green only when safe now and over the look-ahead: a game over ahead is a warning too
+      var ahead = figures.look_ahead || {};
+      result.className = w.max_rho_after >= 1 || figures.rejected_because || ahead.game_over_step ? "warn" : "ok";
       result.textContent = "";
       result.appendChild(el("span", {}, text));
       result.appendChild(el("span", { "class": "wi-n1" }, " · " + n1Words(figures.n1)));

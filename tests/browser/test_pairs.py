@@ -103,6 +103,9 @@ def test_a_pair_card_when_no_single_move_is_safe(server, artifacts, tmp_path):
         rho = card["facts"].split(" · ")[0]  # "max rho 101.2% → 99.5%": the card's figures
         assert rho in result, (rho, result)
         assert "no overload after" in result and "worst: losing" in result
+        # green only when safe over the look-ahead too
+        ahead = pair.figures["look_ahead"].get("game_over_step")
+        assert page.get_attribute("#wi-result", "class") == ("warn" if ahead else "ok")
 
         # accepted from the keyboard: both moves are played at the next step
         page.keyboard.press(str(card["position"] + 1))
