@@ -8,9 +8,17 @@
   if (!frames.length) { return; }
   slider.max = frames.length - 1;
   function describe(action) {
-    if (!action || !action.kind || action.kind === "nothing") { return "no action"; }
+    if (!action || !action.kind) { return "no action"; }
+    var words = base(action);
+    if (action.move) { words = (words ? words + " and " : "") + "a continuous move"; }
+    return words || "no action";
+  }
+  function base(action) {
     // the elements' one names, from the layout (ace_core.grid.names)
+    if (action.kind === "pair") { return action.actions.map(base).join(" and "); }
     if (action.kind === "line") { return action.status + " " + data.layout.lines[action.line].name; }
+    if (action.kind === "index") { return "action " + action.index + " of the policy's space"; }
+    if (action.kind !== "topology") { return ""; }
     var sub = data.layout.substations[action.substation];
     return sub.name + ": " + action.set.map(function (p) { return sub.elements[p[0]] + " → bus " + p[1]; }).join(", ");
   }
@@ -20,6 +28,8 @@
     document.getElementById("replay-time").textContent = frame.time;
     document.getElementById("replay-max-rho").textContent = (frame.max_rho * 100).toFixed(1) + "%";
     document.getElementById("replay-applied").textContent = describe(frame.applied);
+    var fork = document.getElementById("fork-step");
+    if (fork) { fork.value = frame.step; }
     GridDiagram.draw(diagram, data.layout, frame).then(function () { diagram.dataset.step = frame.step; });
   }
   slider.addEventListener("input", function () { show(Number(slider.value)); });

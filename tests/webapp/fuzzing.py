@@ -30,7 +30,7 @@ from django.urls.converters import IntConverter
 from hypothesis import strategies as st
 
 from webapp.accounts.forms import LoginForm
-from webapp.operations.forms import SessionStartForm
+from webapp.operations.forms import SessionForkForm, SessionStartForm
 from webapp.operations.views import _JsonAction
 from webapp.review.forms import DecisionForm
 from webapp.training.forms.deployments import DeployForm, RollbackForm
@@ -51,6 +51,7 @@ FORMS = {
     "training:mine_launch": MineForm,
     "review:refinement_decide": DecisionForm,
     "operations:session_start": SessionStartForm,
+    "operations:fork": SessionForkForm,
 }
 """the form a POST route reads; POST routes not listed get arbitrary fields"""
 

@@ -56,6 +56,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "operations:session_start": ("engineer", "get"),
     "operations:console": ("viewer", "get"),
     "operations:replay": ("viewer", "get"),
+    "operations:fork": ("engineer", "post"),
     "operations:summary": ("viewer", "get"),
     "operations:export": ("viewer", "get"),
     "operations:day_compare": ("viewer", "get"),

@@ -11,6 +11,13 @@ from webapp.operations.services import K_RANGE, SPEED_RANGE
 from webapp.validation import AsciiFloatField, AsciiIntegerField
 
 
+class SessionForkForm(forms.Form):
+    """A new session from a recorded step of another (:func:`webapp.operations.services.session_fork`)."""
+
+    step = AsciiIntegerField(help_text="a recorded step of the session")
+    label = forms.CharField(max_length=100, required=False)
+
+
 class SessionStartForm(forms.Form):
     """``days``: the days the deployed policy's env offers (:func:`webapp.operations.selectors.session_days`),
     listed by date, season and difficulty instead of an index to type; the session service still

@@ -18,6 +18,7 @@ urlpatterns = [
     path("<int:pk>/alarms/<int:alarm_pk>/ack/", views.AlarmAckView.as_view(), name="alarm_ack"),
     path("<int:pk>/recommendations/<int:rec_pk>/explain/", views.ExplainView.as_view(), name="explain"),
     path("<int:pk>/replay/", views.ReplayView.as_view(), name="replay"),
+    path("<int:pk>/fork/", views.ForkView.as_view(), name="fork"),
     path("<int:pk>/summary/", views.ShiftSummaryView.as_view(), name="summary"),
     path("<int:pk>/export/", views.ExportView.as_view(), name="export"),
     path("<int:pk>/play-policy/", day_compare_views.DayPlayView.as_view(), name="day_play"),

@@ -23,7 +23,7 @@ from webapp.accounts.permissions import PermissionGate
 from webapp.live.session_messages import decision_dict, recommendation_dict, session_dict
 from webapp.operations import mirror, selectors, services
 from webapp.operations.errors import DecisionConflictError, OperationsError
-from webapp.operations.forms import SessionStartForm
+from webapp.operations.forms import SessionForkForm, SessionStartForm
 from webapp.operations.models import LiveSession, SessionStatus
 from webapp.operations.services import COMMENT_MAX_LENGTH, SPEED_RANGE
 from webapp.training.selectors.deployments import deployment_current
@@ -224,12 +224,36 @@ class ReplayView(PermissionGate, View):
     permission_required = roles.VIEW_SESSIONS
 
     def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return render(request, "operations/replay.html", _replay_context(_session_or_404(pk)))
+
+
+def _replay_context(session: LiveSession) -> dict[str, Any]:
+    return {
+        "session": session,
+        "replay": {"layout": session.layout, "frames": selectors.replay_frames(session=session)},
+    }
+
+
+class ForkView(PermissionGate, View):
+    """POST ``step``: a new paused session opening at that step of this one
+    (:func:`services.session_fork`), then its console; a refusal re-shows the replay with the
+    reason (400), and nothing is made."""
+
+    permission_required = roles.START_SESSIONS
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         session = _session_or_404(pk)
-        context = {
-            "session": session,
-            "replay": {"layout": session.layout, "frames": selectors.replay_frames(session=session)},
-        }
-        return render(request, "operations/replay.html", context)
+        form = SessionForkForm(request.POST)
+        try:
+            if not form.is_valid():
+                raise OperationsError(
+                    " ".join(f"{name}: {e}" for name, errors in form.errors.items() for e in errors)
+                )
+            fork = services.session_fork(session_id=session.pk, user=request.user, **form.cleaned_data)
+        except OperationsError as error:
+            context = _replay_context(session) | {"fork_error": str(error)}
+            return render(request, "operations/replay.html", context, status=400)
+        return HttpResponseRedirect(reverse("operations:console", args=[fork.pk]))
 
 
 class ShiftSummaryView(PermissionGate, View):

@@ -27,6 +27,7 @@ EXPECTED_PATHS = {
     "/sessions/{session_id}/step",
     "/sessions/{session_id}/speed",
     "/sessions/{session_id}/stop",
+    "/sessions/{session_id}/fork",
     "/sessions/{session_id}/alarms/{alarm_id}/acknowledge",
     "/runs",
     "/runs/{run_id}",
@@ -129,7 +130,7 @@ def test_the_schema_is_served_with_every_operation_gated():
     schema = Client().get("/api/v1/openapi.json").json()
     assert schema["openapi"].startswith("3.")
     operations = [op for item in schema["paths"].values() for op in item.values()]
-    assert len(operations) == 31
+    assert len(operations) == 32
     assert all(op["security"] == [{"TokenAuth": []}] and op["x-gridace-permission"] for op in operations)
     assert all({"401", "403", "422", "429"} <= set(op["responses"]) for op in operations)
     assert set(schema["paths"]) == {f"/api/v1{path}" for path in EXPECTED_PATHS}

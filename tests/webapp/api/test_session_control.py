@@ -181,3 +181,23 @@ def test_an_alarm_is_acknowledged_once(api_as, operator, engineer, make_session)
         str(alarm.pk),
         {"session": session.pk, "step": 1},
     )
+
+
+def test_a_new_session_from_a_recorded_step(api_as, engineer, operator, make_session):
+    session = make_session(max_steps=20)
+    run_feed(session, 2)
+    api = api_as(engineer)
+    response = api.post(f"/sessions/{session.pk}/fork", {"step": 2, "label": "over again"})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["status"], body["label"], body["scenario"]) == (
+        "paused",
+        "over again",
+        session.scenario_name,
+    )
+    late = assert_error_shape(api.post(f"/sessions/{session.pk}/fork", {"step": 7}), 400)
+    assert (late["field"], late["accepted"]) == ("step", "0 to 2")
+    assert assert_error_shape(api.post(f"/sessions/{session.pk}/fork", {"step": -1}), 422)["field"] == "step"
+    refused = assert_error_shape(api_as(operator).post(f"/sessions/{session.pk}/fork", {"step": 1}), 403)
+    assert refused["accepted"] == "a token of a user with the role engineer"
+    assert LiveSession.objects.count() == 2

@@ -27,6 +27,7 @@ from webapp.api.schemas.recommendations import (
 from webapp.api.schemas.sessions import (
     AlarmOut,
     DecisionOut,
+    SessionForkIn,
     SessionOut,
     SessionPage,
     SessionSpeedIn,
@@ -69,6 +70,19 @@ def session_start(request: HttpRequest, payload: SessionStartIn) -> Status:
     picks it up within a second. 409 when no policy is deployed, 400 naming ``scenario_index``
     (and the days accepted) for a day the deployed policy's env does not have."""
     session = services.session_start(user=request.user, **payload.model_dump())
+    return Status(201, session_dict(session))
+
+
+@router.post(
+    "/sessions/{session_id}/fork", response=responses(SessionOut, status=201), **gate(roles.START_SESSIONS)
+)
+def session_fork(request: HttpRequest, session_id: int, payload: SessionForkIn) -> Status:
+    """A new paused session that opens at a recorded step of this one: the same day, seed,
+    settings and frozen policy, the steps before it copied and the action that reached it played
+    again, so the grid is the one the operators had then (an incident gone over again)."""
+    session = services.session_fork(
+        session_id=_session(session_id).pk, user=request.user, **payload.model_dump()
+    )
     return Status(201, session_dict(session))
 
 

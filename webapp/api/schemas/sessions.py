@@ -110,6 +110,14 @@ class SessionStartIn(ClientInput):
     max_steps: int = Field(0, ge=0, le=DB_INT_MAX, description="0: the whole scenario")
 
 
+class SessionForkIn(ClientInput):
+    """Where the new session opens: a recorded step of the source session (400 naming ``step`` and
+    the steps accepted otherwise)."""
+
+    step: int = Field(ge=0, le=DB_INT_MAX, description="a recorded step of the source session")
+    label: str = Field("", pattern=NO_NUL, max_length=SESSION_LABEL_MAX_LENGTH)
+
+
 class SessionSpeedIn(ClientInput):
     speed_seconds: float = Field(
         ge=SPEED_RANGE[0], le=SPEED_RANGE[1], allow_inf_nan=False, description="seconds per step"

@@ -2,6 +2,7 @@
 name is importable from here, whichever module holds it.
 
 ``sessions``      start a session, control it (pause, resume, step, speed, stop)
+``forks``         a new session from a step of another (an incident gone over again)
 ``decisions``     operators' decisions on the current step, alarm acknowledgements
 ``explanations``  explanations of recommendations: the simulated facts, an LLM's text checked against them
 ``figures``       the simulated figures an operator saw when deciding (kept with the decision)
@@ -21,6 +22,7 @@ from webapp.operations.services.feed import (
     sessions_claim,
     step_record,
 )
+from webapp.operations.services.forks import session_fork
 from webapp.operations.services.sessions import (
     CONTROL_COMMANDS,
     K_RANGE,
@@ -42,6 +44,7 @@ __all__ = [
     "recommendation_decide",
     "session_control",
     "session_fail",
+    "session_fork",
     "session_heartbeat",
     "session_release",
     "session_resumed",
