@@ -7,11 +7,14 @@ The state is the one ``tests/ace_core/recommend/test_pairs.py`` crafts on rte_ca
 (day 0, Tuesday 8 January 2019 at 18:20, the evening peak): the session opens 220 steps into the
 day's third 24-hour piece (a session that starts where an incident began), paused, and the
 operator switches line 5-10 off from the what-if panel. Doing nothing then overloads the grid and
-no single move clears it; a line reconnection with a substation split does.
+no single move clears it; a line reconnection with a substation split does. Then an engineer
+opens a new session from step 1 of the replay: its grid is the operator's at that step, with the
+same pair card and figures.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,6 +40,8 @@ PAIR_CARD = """() => {
     sparklines: card.querySelectorAll('.rec-lookahead svg.sparkline polyline').length };
 }"""
 """the first card that pairs two moves, once drawn with its figures (null before)"""
+SLIDE = "(slider, step) => { slider.value = step; slider.dispatchEvent(new Event('input')); }"
+"""moves the replay's time slider to a step, as dragging it does"""
 
 
 def _set_up(tmp_path: Path) -> int:
@@ -121,3 +126,23 @@ def test_a_pair_card_when_no_single_move_is_safe(server, artifacts, tmp_path):
     assert played["kind"] == "pair" and played["actions"] == pair.action["actions"]
     decision = in_thread(lambda: Decision.objects.get(session_id=session_id, recommendation_id=card["id"]))
     assert decision.kind == "accept" and decision.step == 1 and decision.applied_step == 2
+
+    # the incident gone over again: an engineer opens a new session from step 1 of the replay,
+    # whose grid is the one the operator had then, with the pair card again
+    with browser(tmp_path / "engineer") as page:  # a profile of its own: not the operator's login
+        page.set_viewport_size({"width": 1440, "height": 900})
+        log_in(page, server, "eng", PASSWORD)
+        page.goto(f"{server}/live/{session_id}/replay/")
+        page.eval_on_selector("#replay-slider", SLIDE, 2)
+        assert " and " in page.text_content("#replay-applied")  # the pair played to reach step 2
+        page.eval_on_selector("#replay-slider", SLIDE, 1)
+        assert page.text_content("#replay-applied") == "disconnect line 5-10"
+        assert page.input_value("#fork-step") == "1"
+        page.click("#fork")
+        page.wait_for_url(re.compile(r"/live/\d+/$"))
+        fork_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
+        assert fork_id != session_id
+        again = page.wait_for_function(PAIR_CARD, timeout=120_000).json_value()
+        assert (again["step"], again["action"], again["facts"]) == (1, card["action"], card["facts"])
+    fork = in_thread(lambda: LiveSession.objects.get(pk=fork_id))
+    assert fork.label == f"from session {session_id} at step 1" and fork.status == "paused"
