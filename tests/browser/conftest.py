@@ -80,8 +80,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def process_env(transactional_db: Any, tmp_path: Path) -> dict[str, str]:
-    """Environment of the server and worker processes: this test's database and run folder."""
+def process_env(transactional_db: Any, tmp_path: Path, settings: Any) -> dict[str, str]:
+    """Environment of the server and worker processes: this test's database and run folder. The
+    test's own process writes there too (a policy it deploys is copied under it), so no test finds
+    a file another test left under the same run id (each test database counts its runs from 1)."""
+    settings.GRIDACE_RUNS_DIR = tmp_path / "runs"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
