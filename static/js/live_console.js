@@ -443,9 +443,11 @@
     var select = $("wi-sub");
     select.textContent = "";
     view.layout.substations.forEach(function (sub) { select.appendChild(el("option", { value: sub.id }, sub.id + " · " + sub.name)); });
-    var lines = $("wi-line");
-    lines.textContent = "";
-    view.layout.lines.forEach(function (line) { lines.appendChild(el("option", { value: line.id }, line.id + " · " + line.name)); });
+    ["wi-line", "wi-line2"].forEach(function (id) {
+      var lines = $(id);
+      lines.textContent = "";
+      view.layout.lines.forEach(function (line) { lines.appendChild(el("option", { value: line.id }, line.id + " · " + line.name)); });
+    });
     fillElements();
     fillMoveKinds();
   }
@@ -522,6 +524,8 @@
     $("wi-pair-box").hidden = kind !== "pair";
   }
   function fillWhatIf(action, description) {
+    $("wi-with-line").checked = false;
+    $("wi-second-line").hidden = true;
     if (action.kind === "topology") {
       $("wi-kind").value = "topology";
       $("wi-sub").value = String(action.substation);
@@ -557,7 +561,11 @@
       document.querySelectorAll("#wi-elements select").forEach(function (s) {
         if (s.value) { set.push([Number(s.dataset.element), Number(s.value)]); }
       });
-      return { kind: "topology", substation: Number($("wi-sub").value), set: set };
+      var topology = { kind: "topology", substation: Number($("wi-sub").value), set: set };
+      if (!$("wi-with-line").checked) { return topology; }
+      // a pair made by hand: the grid's rules allow one substation and one line per step
+      return { kind: "pair", actions: [topology,
+        { kind: "line", line: Number($("wi-line2").value), status: $("wi-line2-status").value }] };
     }
     if (kind === "line") { return { kind: "line", line: Number($("wi-line").value), status: $("wi-line-status").value }; }
     if (kind === "pair" && view.whatIfPair) { return { kind: "pair", actions: view.whatIfPair.actions }; }
@@ -687,6 +695,7 @@
   }
 
   $("wi-kind").addEventListener("change", showKind);
+  $("wi-with-line").addEventListener("change", function () { $("wi-second-line").hidden = !$("wi-with-line").checked; });
   $("wi-sub").addEventListener("change", function () { fillElements(); });
   $("wi-move-kind").addEventListener("change", function () { fillMoveUnits(); });
   $("wi-move-unit").addEventListener("change", showMoveLimits);

@@ -112,6 +112,21 @@ def test_a_pair_card_when_no_single_move_is_safe(server, artifacts, tmp_path):
         ahead = pair.figures["look_ahead"].get("game_over_step")
         assert page.get_attribute("#wi-result", "class") == ("warn" if ahead else "ok")
 
+        # the same pair made by hand: the substation's buses, and the line in the same step
+        line_part, topology_part = sorted(pair.action["actions"], key=lambda part: part["kind"])
+        page.select_option("#wi-kind", "topology")
+        page.select_option("#wi-sub", str(topology_part["substation"]))
+        for element, bus in topology_part["set"]:
+            page.select_option(f"#wi-el-{element}", str(bus))
+        page.check("#wi-with-line")
+        page.select_option("#wi-line2", str(line_part["line"]))
+        page.select_option("#wi-line2-status", line_part["status"])
+        page.click("#wi-simulate")
+        page.wait_for_function(
+            "() => document.getElementById('wi-result').textContent.includes(' and reconnect line 5-10» at step 1:')"
+        )
+        assert rho in page.text_content("#wi-result")
+
         # accepted from the keyboard: both moves are played at the next step
         page.keyboard.press(str(card["position"] + 1))
         page.keyboard.press("a")
