@@ -39,3 +39,33 @@ def test_a_calm_grid_gets_nothing_and_a_move_in_force_is_released(tight_sandbox,
     assert dict(release.redispatch) == pytest.approx({0: -3.0, 5: 3.0})
     obs, *_ = tight_sandbox.step(release.to_grid2op(space))
     assert np.abs(obs.target_dispatch).max() < 1e-6
+
+
+def test_a_curtailment_leaves_the_generators_ramps_for_the_loads_next_step(monkeypatch):
+    """What a curtailment asks of the redispatchable generators stays within what they can add in
+    one step once the forecast's rise is served (grid2op refuses the real step otherwise). The
+    sandbox's wind farm loads its most loaded line: tightened, that line gets a curtailment."""
+    from ace_core.grid.envs import make_env
+    from ace_core.grid.flex import proposals
+
+    env = make_env("l2rpn_case14_sandbox")
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    limits = np.array(env.get_thermal_limit(), dtype=float)
+    line = int(np.argmax(obs.rho))
+    limits[line] *= obs.rho[line] / 1.02
+    env.set_thermal_limit(limits)
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    sens = sensitivities(obs, env.action_space)
+    room = sum(proposals.up_margin(obs, int(g)) for g in np.flatnonzero(obs.gen_redispatchable))
+    rise = proposals._forecast_rise(obs)
+    reserve = proposals.ramp_reserve(obs)
+    assert rise > 0 and reserve == pytest.approx(room * (1 - proposals.RAMP_MARGIN) - rise)
+
+    def curtailed(moves):
+        return [float(obs.gen_p[g]) - cap for move in moves for g, cap in move.curtail]
+
+    wanted = curtailed(relief_moves(obs, sens, count=50, target=0.5, kinds=("curtail",)))
+    assert wanted and max(wanted) == pytest.approx(reserve, abs=0.1)  # the whole reserve, no more
+    # loads about to rise by more than the generators can follow: no curtailment is proposed
+    monkeypatch.setattr(proposals, "_forecast_rise", lambda obs: room)
+    assert curtailed(relief_moves(obs, sens, count=50, target=0.5, kinds=("curtail",))) == []
