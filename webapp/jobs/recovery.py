@@ -4,7 +4,7 @@ Each kind of job registers, in its app's ``AppConfig.ready()``, the function tha
 silent jobs (:func:`job_recovery_register`): a run is resumed from its checkpoint or failed, a mine
 or a day's play is failed with the reason, so that its page offers it again. ``manage.py watchdog``
 walks the registry (:func:`jobs_recover_stale`) and names no app: a new kind of job is recovered
-once it registers. A recovery that only fails the job reuses :func:`job_fail_lost`.
+once it registers. A recovery that only fails its silent jobs is :func:`jobs_fail_silent`.
 
 A kind is registered by the dotted path of its function, imported on the watchdog's first check:
 registering must not import an app's services (and the ML stack behind them) into every process.
@@ -16,7 +16,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -28,9 +28,10 @@ from django_tasks_db.models import DBTaskResult
 from webapp.audit.services import audit_record
 from webapp.jobs.errors import WorkerLost
 from webapp.jobs.models import Job, JobStatus
-from webapp.jobs.services import ERROR_MAX_LENGTH
+from webapp.jobs.services import ERROR_MAX_LENGTH, jobs_stale
 
 logger = logging.getLogger(__name__)
+J = TypeVar("J", bound=Job)
 
 
 @dataclass(frozen=True)
@@ -151,3 +152,27 @@ def job_fail_silent(
     )
     job_fail_lost(job, reason=reason, now=now, audit_action=audit_action, lost=error)
     return reason
+
+
+def jobs_fail_silent(
+    *,
+    model: type[J],
+    lost: str,
+    now: datetime,
+    stale_after: timedelta,
+    audit_action: str,
+    error: type[BaseException] = WorkerLost,
+) -> list[tuple[J, str]]:
+    """:func:`job_fail_silent` for every running job of ``model`` silent for longer than
+    ``stale_after`` (SKIP LOCKED: several watchdogs are safe), inside the caller's transaction;
+    returns each job failed with its reason. What a kind whose silent jobs are only failed (mines,
+    evaluations, day plays) registers, worded its own way."""
+    return [
+        (
+            job,
+            job_fail_silent(
+                job, lost=lost, now=now, stale_after=stale_after, audit_action=audit_action, error=error
+            ),
+        )
+        for job in jobs_stale(model=model, now=now, stale_after=stale_after)
+    ]

@@ -197,7 +197,7 @@ def test_the_watchdog_fails_a_silent_play_with_the_reason_and_the_page_offers_it
 
     play.refresh_from_db()
     assert play.status == JobStatus.FAILED and play.finished_at is not None
-    assert play.error.startswith(f"{PLAY_LOST} (none since ") and "30 s allowed" in play.error
+    assert play.error.startswith(f"{PLAY_LOST} (no heartbeat since ") and "30 s allowed" in play.error
     assert "runs, mines, evaluations, plays silent for 30 s are recovered" in out.getvalue()
     assert f"play {play.pk} (session {session.pk}, policy) failed: {play.error}" in out.getvalue()
     task = DBTaskResult.objects.get(id=play.task_id)

@@ -54,7 +54,8 @@ def session_fork(*, session_id: int, step: int, user: AbstractBaseUser, label: s
         raise OperationsError(
             f"step {step} is not a recorded step of session {source.pk}; accepted: 0 to {last}", field="step"
         )
-    if SessionStep.objects.filter(session=source, step=step, done=True).exists():
+    reached = SessionStep.objects.get(session=source, step=step)
+    if reached.done:
         raise OperationsError(
             f"the grid of session {source.pk} was over at step {step}; accepted: 0 to {last - 1}",
             field="step",
@@ -87,7 +88,6 @@ def session_fork(*, session_id: int, step: int, user: AbstractBaseUser, label: s
             for row in copied
         ]
     )
-    reached = SessionStep.objects.get(session=source, step=step)
     if step > 0 and reached.applied_action:
         Decision.objects.create(
             session=fork,

@@ -34,8 +34,8 @@ from ace_core.agents.deployed import deployed_checked
 from ace_core.live import export_episode, play_day
 from webapp.audit.services import audit_record
 from webapp.jobs.models import ACTIVE_STATUSES, JobStatus
-from webapp.jobs.recovery import Recovered, job_fail_lost
-from webapp.jobs.services import job_silent, jobs_stale
+from webapp.jobs.recovery import Recovered, job_fail_silent, jobs_fail_silent
+from webapp.jobs.services import job_silent
 from webapp.operations import selectors
 from webapp.operations.errors import OperationsError, SessionStateError
 from webapp.operations.models import DayPlay, LiveSession, SessionStatus
@@ -193,7 +193,7 @@ def _recover_if_silent(row: DayPlay) -> bool:
     stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
     if not job_silent(row, now=now, stale_after=stale_after):
         return False
-    _day_play_fail_lost(row, now=now, stale_after=stale_after)
+    job_fail_silent(row, lost=PLAY_LOST, now=now, stale_after=stale_after, audit_action=PLAY_RECOVERED)
     return True
 
 
@@ -202,20 +202,15 @@ def day_plays_recover_silent(*, now: datetime, stale_after: timedelta) -> list[R
     """Fail every running play silent for longer than ``stale_after``, with the reason: the
     day-comparison page shows it and offers the play again. What ``manage.py watchdog`` calls for
     plays (:mod:`webapp.jobs.recovery`; registered in :mod:`webapp.operations.apps`)."""
-    return [
-        _day_play_fail_lost(row, now=now, stale_after=stale_after)
-        for row in jobs_stale(model=DayPlay, now=now, stale_after=stale_after)
-    ]
-
-
-def _day_play_fail_lost(row: DayPlay, *, now: datetime, stale_after: timedelta) -> Recovered:
-    """Fail a play whose worker fell silent, audited as ``live.session.play_day.recover.failed``."""
-    last_seen = row.heartbeat_at or row.started_at
-    reason = f"{PLAY_LOST} (none since {last_seen:%Y-%m-%d %H:%M:%S} UTC, {stale_after.total_seconds():g} s allowed)"
-    job_fail_lost(row, reason=reason, now=now, audit_action=PLAY_RECOVERED)
-    return Recovered(
-        job=f"play {row.pk} (session {row.session_id}, {row.play})", outcome="failed", reason=reason
+    failed = jobs_fail_silent(
+        model=DayPlay, lost=PLAY_LOST, now=now, stale_after=stale_after, audit_action=PLAY_RECOVERED
     )
+    return [
+        Recovered(
+            job=f"play {row.pk} (session {row.session_id}, {row.play})", outcome="failed", reason=reason
+        )
+        for row, reason in failed
+    ]
 
 
 def day_play_write(*, day_play: DayPlay) -> Path:

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
-from webapp.jobs.recovery import Recovered, job_fail_silent, task_mark_lost
+from webapp.jobs.recovery import Recovered, jobs_fail_silent, task_mark_lost
 from webapp.jobs.services import jobs_stale
 from webapp.training.errors import WorkerLost
 from webapp.training.models import Evaluation, Mine, TrainingRun
@@ -120,18 +120,15 @@ def mines_recover_stale(
     now = now or timezone.now()
     if stale_after is None:
         stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
-    recoveries = []
-    for mine in jobs_stale(model=Mine, now=now, stale_after=stale_after):
-        reason = job_fail_silent(
-            mine,
-            lost=MINE_LOST,
-            now=now,
-            stale_after=stale_after,
-            audit_action="mine.recover.failed",
-            error=WorkerLost,
-        )
-        recoveries.append(MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason))
-    return recoveries
+    failed = jobs_fail_silent(
+        model=Mine,
+        lost=MINE_LOST,
+        now=now,
+        stale_after=stale_after,
+        audit_action="mine.recover.failed",
+        error=WorkerLost,
+    )
+    return [MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason) for mine, reason in failed]
 
 
 @transaction.atomic
@@ -143,19 +140,20 @@ def evaluations_recover_stale(
     now = now or timezone.now()
     if stale_after is None:
         stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
-    recovered = []
-    for evaluation in jobs_stale(model=Evaluation, now=now, stale_after=stale_after):
-        reason = job_fail_silent(
-            evaluation,
-            lost=EVALUATION_LOST,
-            now=now,
-            stale_after=stale_after,
-            audit_action="evaluation.recover.failed",
-            error=WorkerLost,
+    failed = jobs_fail_silent(
+        model=Evaluation,
+        lost=EVALUATION_LOST,
+        now=now,
+        stale_after=stale_after,
+        audit_action="evaluation.recover.failed",
+        error=WorkerLost,
+    )
+    return [
+        Recovered(
+            job=f"evaluation {evaluation.pk} (run {evaluation.run_id})", outcome="failed", reason=reason
         )
-        job = f"evaluation {evaluation.pk} (run {evaluation.run_id})"
-        recovered.append(Recovered(job=job, outcome="failed", reason=reason))
-    return recovered
+        for evaluation, reason in failed
+    ]
 
 
 def runs_recover_silent(*, now: datetime, stale_after: timedelta) -> list[Recovered]:
