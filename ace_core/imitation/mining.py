@@ -83,7 +83,7 @@ class MineSpec:
     player: str = ""
     """a policy (run directory or checkpoint) that plays while the expert labels (DAgger); "": the expert plays"""
     opponent: str = "env"
-    """line attacks in the mined episodes: env (the env's own opponent), none, or random-line (grid2op's RandomLineOpponent; ace_core/grid/opponents.py)"""
+    """line attacks in the mined episodes: env (the env's own opponent), none, random-line (grid2op's RandomLineOpponent) or storm (an attack every few hours), with settings after a colon (ace_core/grid/opponents.py)"""
     demand_scale: float = 1.0
     """every load and production of the mined days times this (0.8-1.3; 1.05: heavier days, more decisions that matter; ace_core/grid/demand.py)"""
 

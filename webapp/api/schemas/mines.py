@@ -82,7 +82,12 @@ class MineLaunchIn(ClientInput):
     seeds: int | None = Field(None, ge=0, le=DB_INT_MAX, description="grid seeds per day")
     episodes: int | None = Field(None, ge=0, le=DB_INT_MAX, description="the first N train days (null: all)")
     episode_length: int | None = Field(None, ge=0, le=DB_INT_MAX, description="steps per day")
-    opponent: str | None = Field(None, pattern=NO_NUL, max_length=100, description="env, none or random-line")
+    opponent: str | None = Field(
+        None,
+        pattern=NO_NUL,
+        max_length=100,
+        description="env, none, random-line or storm, settings after a colon (storm:cooldown=36)",
+    )
     demand_scale: float | None = Field(
         None, allow_inf_nan=False, description="every load and production of the days times this"
     )
