@@ -225,7 +225,7 @@ GRIDACE_STALE_AFTER_SECONDS = env_number("GRIDACE_STALE_AFTER_SECONDS", 30.0)
 GRIDACE_MAX_AUTO_RESUMES = int(env_number("GRIDACE_MAX_AUTO_RESUMES", 2))
 GRIDACE_BASELINES = env_list("GRIDACE_BASELINES", "do-nothing,reconnect,greedy")
 # An evaluation also plays the run's policy as deployed: its K most likely actions checked by
-# simulation, ``K[:stop=R][:expert]`` of ace_core's ``sac-checked`` agent. Unset: each grid's
+# simulation, ``K[:stop=R][:expert[=N]]`` of ace_core's ``sac-checked`` agent. Unset: each grid's
 # validated check (``ace_core.agents.deployed.deployed_checked``); empty: the plain policy only.
 GRIDACE_CHECKED_AGENT = os.environ.get("GRIDACE_CHECKED_AGENT")
 # More folders whose grid2op Runner output (EpisodeData) the day-comparison page may open

@@ -31,6 +31,8 @@ names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
 - ``sac-checked:PATH:K:stop=R:expert``: the same, and when none of the K + 1 is below R the
   expert's search (``greedy``'s defaults) goes on from there, skipping what was already simulated:
   the policy's few candidates on most steps, the wide search on the hardest;
+- ``...:expert=N``: the same safety net with a budget: the expert simulates at most N candidates
+  on such a step (its ``budget``; ``expert`` alone: greedy's 3,000);
 - ``...:critic``: the policy's candidates are simulated in the order its critics value them
   (``min(Q1, Q2)``, as ``sac-critic`` plays) instead of the policy's, so that with a stop the
   first safe one may come sooner;
@@ -76,7 +78,7 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic][:policy][:steady]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
@@ -106,6 +108,8 @@ class AgentSpec:
     """sac, sac-critic, sac-checked: act from this max rho (None: the run's ``rho_threshold``)"""
     expert: bool = False
     """sac-checked: the expert's search goes on when no candidate is below ``stop``"""
+    expert_budget: int | None = None
+    """sac-checked with ``expert``: most candidates that search simulates (None: greedy's default)"""
     revert: bool = False
     """sac-checked: a split substation goes back to the reference topology on calm steps"""
     critic: bool = False
@@ -154,7 +158,11 @@ class AgentSpec:
             parts.append(f"stop={self.stop!r}")
         if self.act is not None:
             parts.append(f"act={self.act!r}")
-        parts += [flag for flag in CHECKED_FLAGS if getattr(self, flag)]
+        parts += [
+            f"expert={self.expert_budget}" if flag == "expert" and self.expert_budget is not None else flag
+            for flag in CHECKED_FLAGS
+            if getattr(self, flag)
+        ]
         return ":".join(parts)
 
 
@@ -173,7 +181,7 @@ def check_spec(spec: AgentSpec) -> None:
         "greedy": {"settings"},
         "sac": {"path", "act"},
         "sac-critic": {"path", "k", "act"},
-        "sac-checked": {"path", "k", "stop", "act", *CHECKED_FLAGS},
+        "sac-checked": {"path", "k", "stop", "act", "expert_budget", *CHECKED_FLAGS},
     }.get(spec.kind, set())
     for field in dataclasses.fields(spec):
         if field.name not in taken | {"kind"} and getattr(spec, field.name) != field.default:
@@ -191,6 +199,11 @@ def check_spec(spec: AgentSpec) -> None:
         raise AgentSpecError(
             "sac-checked's expert fallback needs a stop (it searches when no candidate is below it)"
         )
+    budget = spec.expert_budget
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise AgentSpecError(f"sac-checked expert={budget!r}: the budget must be a positive integer")
+    if budget is not None and not spec.expert:
+        raise AgentSpecError("sac-checked's expert_budget needs the expert fallback (expert=True)")
 
 
 def parse_policy(kind: str, argument: str, act: float | None) -> AgentSpec:
@@ -233,12 +246,14 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert][:revert][:critic][:policy][:steady]`` (its act=R
-    already split off: ``act``)."""
-    path, stop, flags = argument, None, set()
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady]``
+    (its act=R already split off: ``act``)."""
+    path, stop, flags, budget = argument, None, set(), None
     head, _, tail = path.rpartition(":")
-    while head and tail in CHECKED_FLAGS:
-        path, flags = head, flags | {tail}
+    while head and (tail in CHECKED_FLAGS or tail.startswith("expert=")):
+        if tail.startswith("expert="):
+            budget = _expert_budget(tail)
+        path, flags = head, flags | {tail.partition("=")[0]}
         head, _, tail = path.rpartition(":")
     if head and tail.startswith("stop="):
         try:
@@ -257,7 +272,18 @@ def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
         )
     path, k = parse_k("sac-checked", path)
     flags_set = {flag: flag in flags for flag in CHECKED_FLAGS}
-    return AgentSpec("sac-checked", path, k=k, stop=stop, act=act, **flags_set)
+    return AgentSpec("sac-checked", path, k=k, stop=stop, act=act, expert_budget=budget, **flags_set)
+
+
+def _expert_budget(part: str) -> int:
+    """N of an ``expert=N`` part: a positive integer, or AgentSpecError with an example."""
+    value = part.removeprefix("expert=")
+    if not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise AgentSpecError(
+            f"sac-checked {part!r}: the expert's budget must be a positive integer, "
+            "e.g. sac-checked:runs/a:50:stop=0.95:expert=200"
+        )
+    return int(value)
 
 
 def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> TimedAgent:
@@ -282,7 +308,8 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
         refuse_untrained_critics(sac, text, spec.path)
     expert = None
     if spec.expert or spec.revert:
-        expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold))
+        budget = {} if spec.expert_budget is None else {"budget": spec.expert_budget}
+        expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold, **budget))
     return CheckedSacAgent(
         env,
         space,

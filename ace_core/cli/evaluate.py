@@ -19,7 +19,7 @@ from ace_core.errors import ConfigError
 
 AGENT_SPECS = (
     "do-nothing | reconnect | greedy[:BUDGET] | greedy:key=value,... | sac:RUN_DIR[:act=R] | "
-    "sac-critic:RUN_DIR[:K][:act=R] | sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert][:revert][:critic]"
+    "sac-critic:RUN_DIR[:K][:act=R] | sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic]"
 )
 
 

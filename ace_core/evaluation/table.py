@@ -7,7 +7,7 @@ where it stopped. A report made with other settings is refused rather than mixed
 
 ``--agents`` is a comma-separated list of agent specs (``do-nothing``, ``reconnect``,
 ``greedy[:...]``, ``sac:RUN[:act=R]``, ``sac-critic:RUN[:K][:act=R]``,
-``sac-checked:RUN[:K][:stop=R][:act=R][:expert][:revert][:critic]``); a piece that does not start with an agent
+``sac-checked:RUN[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic]``); a piece that does not start with an agent
 kind continues the previous spec, so ``greedy:budget=500,lines=1`` stays one agent. Braces expand
 to several runs: ``sac:runs/bc-{0,1,2}`` is three agents, one row each, plus one aggregate row
 named as written, whose survival is the mean +- std over the runs of each run's mean survival (the

@@ -214,6 +214,17 @@ def test_checked_policy_hands_the_hardest_steps_to_the_expert(sandbox, sandbox_r
     assert not expert.played
 
 
+def test_the_safety_net_keeps_to_its_budget(sandbox, sandbox_run):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    wide = deciding(f"sac-checked:{sandbox_run}:4:stop=0.0001:expert", sandbox)
+    budgeted = deciding(f"sac-checked:{sandbox_run}:4:stop=0.0001:expert=3", sandbox)
+    alone = deciding(f"sac-checked:{sandbox_run}:4:stop=0.0001", sandbox)
+    for agent in (wide, budgeted, alone):
+        agent.choose(obs)  # no candidate is below the stop
+    assert budgeted.expert.config.budget == 3 and budgeted.stats["expert_steps"] == 1
+    assert alone.simulate_calls < budgeted.simulate_calls <= alone.simulate_calls + 3 < wide.simulate_calls
+
+
 def test_checked_spec_parts_are_checked(sandbox, sandbox_run):
     agent = load_agent(f"sac-checked:{sandbox_run}:3:stop=0.95", sandbox)
     assert (agent.k, agent.stop, agent.expert) == (3, 0.95, None)

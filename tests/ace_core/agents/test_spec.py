@@ -45,7 +45,10 @@ def checked_specs(draw) -> AgentSpec:
     stop = draw(max_rhos)
     flags = {flag: draw(st.booleans()) for flag in CHECKED_FLAGS}
     flags["expert"] = flags["expert"] and stop is not None  # the fallback needs a stop
-    return AgentSpec("sac-checked", draw(paths), k=draw(ks), stop=stop, act=draw(max_rhos), **flags)
+    budget = draw(ks) if flags["expert"] else None  # and a budget needs the fallback
+    return AgentSpec(
+        "sac-checked", draw(paths), k=draw(ks), stop=stop, act=draw(max_rhos), expert_budget=budget, **flags
+    )
 
 
 specs = st.one_of(
@@ -83,6 +86,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:3:stop=0.95:expert:revert:critic",
         "sac-checked:runs/a:50:stop=0.95:expert:policy",
         "sac-checked:runs/a:50:stop=0.95:expert:steady",
+        "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=200",
         "sac-checked:runs/a:revert",
     ],
 )
@@ -112,6 +116,9 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
         ("sac-critic:runs/a:0", "sac-critic K '0' must be a positive integer, e.g. sac-critic:runs/a:10"),
         ("sac-checked:runs/a:0:stop=1.0", "sac-checked K '0' must be a positive integer"),
         ("sac-checked:runs/a:3:expert", "sac-checked's expert fallback needs a stop"),
+        ("sac-checked:runs/a:3:expert=200", "sac-checked's expert fallback needs a stop"),
+        ("sac-checked:runs/a:3:stop=0.9:expert=0", "the expert's budget must be a positive integer"),
+        ("sac-checked:runs/a:3:stop=0.9:expert=wide", "e.g. sac-checked:runs/a:50:stop=0.95:expert=200"),
         ("sac-checked:runs/a:3:stop=high", "sac-checked stop 'stop=high' must be a positive max rho"),
         ("sac:runs/a:act=0", "sac 'act=0': one act=R with R a positive max rho"),
         ("sac:runs/a:act=0.9:act=1.0", "sac 'act=0.9:act=1.0': one act=R with R a positive max rho"),
@@ -137,6 +144,8 @@ def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, message):
             "sac-checked act=inf must be a positive max rho",
         ),
         ("sac-checked", {"path": "runs/a", "expert": True}, "needs a stop"),
+        ("sac-checked", {"path": "runs/a", "stop": 0.9, "expert_budget": 200}, "needs the expert fallback"),
+        ("sac", {"path": "runs/a", "expert_budget": 200}, "sac takes no expert_budget"),
         ("greedy", {"settings": "wide"}, "greedy setting 'wide' is not understood"),
     ],
 )
