@@ -64,6 +64,33 @@ def check_run(config: TrainConfig) -> None:
     check_anchor(config)
 
 
+def check_pretrain_attacks(config: TrainConfig) -> None:
+    """``pretrain_attacks``: an opponent with attacks that the grid has attacked lines for, mined
+    by auto, and other than the run's own opponent (whose mine is made anyway)."""
+    from ace_core.grid.opponents import PROFILES, opponent_kwargs
+
+    attacks = config.pretrain.attacks
+    try:
+        opponent_kwargs(config.env, attacks)  # an unknown profile or setting, or a grid without lines
+    except ConfigError as exc:
+        raise ConfigError(f"pretrain_attacks: {exc}") from None
+    if attacks.partition(":")[0] not in PROFILES:
+        raise ConfigError(
+            f"pretrain_attacks: {attacks!r} makes no attacks; accepted: {', '.join(PROFILES)} "
+            "(with settings, e.g. storm:cooldown=36), or empty"
+        )
+    if config.pretrain.mine != "auto":
+        raise ConfigError(
+            "pretrain_attacks are attacked days auto mines; set pretrain_mine=auto, or mine them "
+            "with `python -m ace_core mine --opponent` and name them in anchor_mine"
+        )
+    if attacks == config.opponent:
+        raise ConfigError(
+            f"pretrain_attacks {attacks!r} is the run's own opponent, whose days are mined anyway; "
+            "give another profile, or leave it empty"
+        )
+
+
 def check_pretrain(config: TrainConfig) -> None:
     pretrain = config.pretrain
     in_range("pretrain_seeds", pretrain.seeds, 1, 1_000)
@@ -73,6 +100,8 @@ def check_pretrain(config: TrainConfig) -> None:
             "pretrain_demand_scales are the heavier days auto mines; set pretrain_mine=auto, or "
             "mine heavier days with `python -m ace_core mine --demand-scale` and name them in anchor_mine"
         )
+    if pretrain.attacks:
+        check_pretrain_attacks(config)
     if not pretrain.mine:
         return
     if config.init_from:

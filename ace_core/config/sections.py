@@ -212,6 +212,8 @@ class PretrainConfig:
     """grid seeds each train day is mined with (auto)"""
     demand_scales: str = flat("pretrain_demand_scales", "")
     """with auto, also mine the train days heavier: demand scales, comma-separated (e.g. 1.05,1.1; each 0.8-1.3, ace_core/grid/demand.py); heavier days hold many more of the decisions where doing nothing overloads the grid, and the clone and the anchor learn from every mine; empty = the days as they are only"""
+    attacks: str = flat("pretrain_attacks", "")
+    """with auto, also mine the train days under these line attacks: an opponent profile (storm, random-line; settings after a colon, e.g. storm:cooldown=36; ace_core/grid/opponents.py), for a policy that has seen what an attack leaves to repair; empty = the run's own opponent only"""
     epochs: int = flat("pretrain_epochs", 30)
     """behaviour-cloning epochs over the mined expert decisions"""
 

@@ -4,7 +4,8 @@ With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, 
 the mine of its env's train days (expert ``pretrain_expert``, grid seeds
 ``0..pretrain_seeds-1``) in the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
 every run asking for the same mine reuses it; mined here with Ray on one worker), and one more
-mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`). It then
+mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`) and
+under the line attacks of ``pretrain_attacks`` (:mod:`ace_core.grid.opponents`). It then
 clones the expert from every mine into ``<run>/pretrain/`` (:func:`ace_core.imitation.cloning.pretrain`, ``pretrain_epochs``
 epochs, the run's hidden size and seed), and the trainer starts from that policy as it starts
 from ``init_from``: its networks and feature scale.
@@ -68,20 +69,24 @@ class ImitationStart:
         return self.checkpoint
 
     def _specs(self) -> list:
-        """The auto mines: the train days as they are, then at each heavier demand scale."""
+        """The auto mines: the train days as they are, at each heavier demand scale, then under
+        ``pretrain_attacks``."""
         from ace_core.imitation.mining import MineSpec
 
-        return [
-            MineSpec(
-                env=self.config.env,
-                expert=self.config.pretrain.expert,
-                seeds=self.config.pretrain.seeds,
-                episode_length=self.config.episode_length,
-                opponent=self.config.opponent,
-                demand_scale=scale,
-            )
-            for scale in self.config.pretrain.scales()
+        pretrain = self.config.pretrain
+        settings = {
+            "env": self.config.env,
+            "expert": pretrain.expert,
+            "seeds": pretrain.seeds,
+            "episode_length": self.config.episode_length,
+        }
+        specs = [
+            MineSpec(**settings, opponent=self.config.opponent, demand_scale=scale)
+            for scale in pretrain.scales()
         ]
+        if pretrain.attacks:
+            specs.append(MineSpec(**settings, opponent=pretrain.attacks))
+        return specs
 
     def mine_dirs(self) -> list[Path]:
         """The mines the policy is cloned from: the one given, or the shared cache's (auto)."""

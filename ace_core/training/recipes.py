@@ -219,11 +219,14 @@ def recipe_get(name: str) -> Recipe:
 
 def recipe_matching(config: dict[str, Any]) -> str | None:
     """The recipe whose settings a run's config (as a dict) equals, seed aside; None for a
-    custom config."""
+    custom config. A setting the dict lacks (added since the run) has its default."""
+    defaults = TrainConfig().to_dict()
     for recipe in RECIPES.values():
         values = recipe.values()
         if config.get("env") in recipe.envs and all(
-            config.get(name) == value for name, value in values.items() if name not in ("seed", "env")
+            config.get(name, defaults[name]) == value
+            for name, value in values.items()
+            if name not in ("seed", "env")
         ):
             return recipe.name
     return None

@@ -70,6 +70,10 @@ def test_a_run_config_is_recognised_as_its_recipe_whatever_the_seed():
     assert recipe_matching(recipe_get("sac-36bus").config(env="l2rpn_wcci_2020").to_dict()) == "sac-36bus"
     assert recipe_matching(recipe_get("sac-14bus").config(gamma=0.9).to_dict()) is None
     assert recipe_matching(TrainConfig().to_dict()) is None
+    # a run made before a setting existed is still its recipe's (the setting has its default)
+    before = recipe_get("imitation-sac-14bus-3day").config(seed=1).to_dict()
+    del before["pretrain_attacks"]
+    assert recipe_matching(before) == "imitation-sac-14bus-3day"
 
 
 def test_train_from_a_recipe_with_explicit_flags_on_top(tmp_path):

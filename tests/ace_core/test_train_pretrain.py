@@ -116,6 +116,45 @@ def test_auto_mines_the_heavier_days_too_each_in_the_mine_the_command_line_would
     ]
 
 
+def test_auto_mines_the_attacked_days_too(tmp_path):
+    from ace_core.imitation.mining import MineSpec
+    from ace_core.imitation.pretrain import ImitationStart
+
+    config = TrainConfig(
+        **SHORT, pretrain_mine="auto", pretrain_demand_scales="1.1", pretrain_attacks="storm:cooldown=36"
+    ).validate()
+    assert ImitationStart(config, tmp_path).mine_dirs() == [
+        MineSpec(env=MINE_ENV, seeds=2).default_dir().resolve(),
+        MineSpec(env=MINE_ENV, seeds=2, demand_scale=1.1).default_dir().resolve(),
+        MineSpec(env=MINE_ENV, seeds=2, opponent="storm:cooldown=36").default_dir().resolve(),
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (
+            {"pretrain_mine": "auto", "pretrain_attacks": "hail"},
+            "unknown opponent 'hail'; accepted: env, none",
+        ),
+        ({"pretrain_mine": "auto", "pretrain_attacks": "storm:gust=3"}, "unknown setting 'gust'"),
+        (
+            {"pretrain_mine": "auto", "pretrain_attacks": "none"},
+            "'none' makes no attacks; accepted: random-line",
+        ),
+        ({"pretrain_attacks": "storm"}, "set pretrain_mine=auto, or mine them"),
+        (
+            {"pretrain_mine": "auto", "pretrain_attacks": "storm", "opponent": "storm"},
+            "is the run's own opponent",
+        ),
+    ],
+)
+def test_bad_pretrain_attacks_say_what_is_accepted(settings, message):
+    with pytest.raises(ConfigError, match="pretrain_attacks") as info:
+        TrainConfig(**SHORT, **settings).validate()
+    assert message in str(info.value)
+
+
 @pytest.mark.parametrize(
     "settings, message",
     [
