@@ -24,8 +24,8 @@ DEPLOYED_CHECK_BY_GRID: dict[str, dict[str, Any]] = {
 0.989 of the bundled validation day where 0.95 held 0.944; on its 18 grown validation days
 acting from max rho 0.95 held 0.964 with 0.30 simulations per step where acting from the run's
 0.9 held 0.960 with 0.40 (docs/results-imitation.md); and on its stress validation rows a
-safety net of 50 simulations held what the expert's full search held (within 0.01) with a
-fifth to a half of the simulations (docs/results-stress.md)"""
+safety net of 50 simulations held what the expert's full search held (within 0.012) with
+about a quarter of the simulations (docs/results-stress.md)"""
 DEPLOYED_PLAIN_BY_GRID: dict[str, dict[str, Any]] = {"l2rpn_neurips_2020_track1": {"act": 1.0}}
 """grids whose validation days chose when the plain policy (no simulation) acts: on the 36-bus
 grid's 18 grown validation days, from max rho 1.0 it held 0.927 where from the run's 0.9 it held
