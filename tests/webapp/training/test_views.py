@@ -119,6 +119,11 @@ def test_launching_from_the_page_queues_the_run(engineer):
             "pretrain_demand_scales",
             "pretrain_demand_scales: demand scale 2.0 is out of range; accepted: 0.8 to 1.3",
         ),
+        (
+            {"pretrain_mine": "auto", "pretrain_attacks": "hail"},
+            "pretrain_attacks",
+            "pretrain_attacks: unknown opponent 'hail'; accepted: env, none, random-line, storm",
+        ),
     ],
 )
 def test_bad_configs_are_refused_on_the_field_with_a_clear_message(engineer, overrides, field, message):
