@@ -67,7 +67,7 @@ def check_run(config: TrainConfig) -> None:
 def check_pretrain_attacks(config: TrainConfig) -> None:
     """``pretrain_attacks``: an opponent with attacks that the grid has attacked lines for, mined
     by auto, and other than the run's own opponent (whose mine is made anyway)."""
-    from ace_core.grid.opponents import PROFILES, opponent_kwargs
+    from ace_core.grid.opponents import PROFILES, check_opponent, opponent_kwargs
 
     attacks = config.pretrain.attacks
     try:
@@ -84,7 +84,7 @@ def check_pretrain_attacks(config: TrainConfig) -> None:
             "pretrain_attacks are attacked days auto mines; set pretrain_mine=auto, or mine them "
             "with `python -m ace_core mine --opponent` and name them in anchor_mine"
         )
-    if attacks == config.opponent:
+    if check_opponent(attacks) == check_opponent(config.opponent):
         raise ConfigError(
             f"pretrain_attacks {attacks!r} is the run's own opponent, whose days are mined anyway; "
             "give another profile, or leave it empty"

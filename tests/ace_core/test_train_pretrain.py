@@ -144,7 +144,7 @@ def test_auto_mines_the_attacked_days_too(tmp_path):
         ),
         ({"pretrain_attacks": "storm"}, "set pretrain_mine=auto, or mine them"),
         (
-            {"pretrain_mine": "auto", "pretrain_attacks": "storm", "opponent": "storm"},
+            {"pretrain_mine": "auto", "pretrain_attacks": "storm:cooldown=48", "opponent": "storm"},
             "is the run's own opponent",
         ),
     ],

@@ -81,9 +81,7 @@ def jobs_recover_stale(
     """Recover the silent jobs of every registered kind (``stale_after``: the setting
     ``GRIDACE_STALE_AFTER_SECONDS`` unless given). A kind whose recovery raises does not keep the
     others from theirs: the first error is raised once all were tried."""
-    now = now or timezone.now()
-    if stale_after is None:
-        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    now, stale_after = stale_window(now, stale_after)
     recovered: list[Recovered] = []
     errors: list[Exception] = []
     for kind, path in _recoveries.items():
@@ -154,19 +152,28 @@ def job_fail_silent(
     return reason
 
 
+def stale_window(now: datetime | None, stale_after: timedelta | None) -> tuple[datetime, timedelta]:
+    """``(now, stale_after)`` with their defaults: the current time, and the setting
+    ``GRIDACE_STALE_AFTER_SECONDS``."""
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    return now or timezone.now(), stale_after
+
+
 def jobs_fail_silent(
     *,
     model: type[J],
     lost: str,
-    now: datetime,
-    stale_after: timedelta,
     audit_action: str,
+    now: datetime | None = None,
+    stale_after: timedelta | None = None,
     error: type[BaseException] = WorkerLost,
 ) -> list[tuple[J, str]]:
     """:func:`job_fail_silent` for every running job of ``model`` silent for longer than
-    ``stale_after`` (SKIP LOCKED: several watchdogs are safe), inside the caller's transaction;
-    returns each job failed with its reason. What a kind whose silent jobs are only failed (mines,
-    evaluations, day plays) registers, worded its own way."""
+    ``stale_after`` (:func:`stale_window`'s defaults; SKIP LOCKED: several watchdogs are safe),
+    inside the caller's transaction; returns each job failed with its reason. What a kind whose
+    silent jobs are only failed (mines, evaluations, day plays) registers, worded its own way."""
+    now, stale_after = stale_window(now, stale_after)
     return [
         (
             job,

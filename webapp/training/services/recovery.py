@@ -16,11 +16,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from webapp.audit.services import audit_record
 from webapp.jobs.models import JobStatus
-from webapp.jobs.recovery import Recovered, jobs_fail_silent, task_mark_lost
+from webapp.jobs.recovery import Recovered, jobs_fail_silent, stale_window, task_mark_lost
 from webapp.jobs.services import jobs_stale
 from webapp.training.errors import WorkerLost
 from webapp.training.models import Evaluation, Mine, TrainingRun
@@ -56,9 +55,7 @@ def runs_recover_stale(
     max_auto_resumes: int | None = None,
 ) -> list[Recovery]:
     """Recover every running run whose heartbeat is older than ``stale_after``."""
-    now = now or timezone.now()
-    if stale_after is None:
-        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
+    now, stale_after = stale_window(now, stale_after)
     if max_auto_resumes is None:
         max_auto_resumes = settings.GRIDACE_MAX_AUTO_RESUMES
     stale = jobs_stale(model=TrainingRun, now=now, stale_after=stale_after)
@@ -117,16 +114,13 @@ def mines_recover_stale(
     """Fail every running mine whose heartbeat is older than ``stale_after``, with the reason and
     how to go on (its episodes on disk are kept: started again, it plays only the others);
     audited as ``mine.recover.failed``."""
-    now = now or timezone.now()
-    if stale_after is None:
-        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
     failed = jobs_fail_silent(
         model=Mine,
         lost=MINE_LOST,
+        audit_action="mine.recover.failed",
         now=now,
         stale_after=stale_after,
-        audit_action="mine.recover.failed",
-        error=WorkerLost,
+        error=WorkerLost,  # the name the mines' task rows carry
     )
     return [MineRecovery(mine_id=mine.pk, name=mine.name, reason=reason) for mine, reason in failed]
 
@@ -137,15 +131,12 @@ def evaluations_recover_stale(
 ) -> list[Recovered]:
     """Fail every running evaluation whose heartbeat is older than ``stale_after``, with the reason
     (the run's page offers the evaluation again); audited as ``evaluation.recover.failed``."""
-    now = now or timezone.now()
-    if stale_after is None:
-        stale_after = timedelta(seconds=settings.GRIDACE_STALE_AFTER_SECONDS)
     failed = jobs_fail_silent(
         model=Evaluation,
         lost=EVALUATION_LOST,
+        audit_action="evaluation.recover.failed",
         now=now,
         stale_after=stale_after,
-        audit_action="evaluation.recover.failed",
         error=WorkerLost,
     )
     return [
