@@ -6,14 +6,16 @@ alone (decision times, simulations, decisions; summed by :func:`merge_stats`) an
 EpisodeData files as bytes, so the driver writes them wherever the player ran (workers of a
 cluster share no disk).
 
-:func:`play_on_ray` gives the episodes to ``workers`` actors (local by default, a cluster with
+:func:`play_batches_on_ray` gives the episodes to ``workers`` actors (local by default, a cluster with
 ``ray_address``), as a mine does (:mod:`ace_core.imitation.ray_mining`). Every episode is played
 with its own seeds from a freshly reset env, so the figures are those of one process, in the same
 order. A worker that dies loses only the episode it was playing, which goes to a new worker (at
 most ``MAX_ATTEMPTS`` times). Inside :func:`ray_started` (a table, the stress table) the actors
 outlive each evaluation: an actor builds a player per evaluation's settings the first time it
 plays one of its episodes and keeps the last :data:`PLAYERS_KEPT`, so the next row or agent costs
-no new worker processes.
+no new worker processes. Several evaluations given at once (a table's agents, the stress table's
+rows) are one queue: a worker that finishes one evaluation's last episode starts the next
+evaluation's first rather than waiting for the other workers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -167,7 +170,7 @@ def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
     started_here = not ray.is_initialized()
     if started_here:
         start_ray(workers, ray_address)
-    _kept = []  # play_on_ray leaves its actors here for the next evaluation
+    _kept = []  # play_batches_on_ray leaves its actors here for the next evaluation
     try:
         yield
     finally:
@@ -178,15 +181,25 @@ def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
             ray.shutdown()
 
 
-def play_on_ray(
-    settings: dict,
-    jobs: list[Job],
+Batch = tuple[dict, list[Job]]
+"""an evaluation's settings and its jobs"""
+BatchDone = Callable[[int, list[Played], float], None]
+"""``done(i, played, seconds)``: batch ``i``'s episodes, in the order of its jobs, as soon as its
+last one is played, and the seconds from its first episode's start to its last one's end"""
+
+
+def play_batches_on_ray(
+    batches: list[Batch],
     keep_files: bool,
     workers: int,
     ray_address: str | None = None,
+    done: BatchDone | None = None,
     log: Callable[[str], None] = print,
-) -> list[Played]:
-    """``jobs`` on ``workers`` Ray actors; the results in the order of ``jobs``."""
+) -> list[tuple[list[Played], float]]:
+    """The jobs of several evaluations on ``workers`` Ray actors, as one queue: a worker free at
+    the end of one evaluation starts the next instead of waiting for the last episode of the
+    first. Each batch's (episodes, seconds) in the order of ``batches``, also given to ``done``
+    as soon as the batch is complete (so a table writes each report as it comes)."""
     import ray
 
     from ace_core.imitation.ray_mining import check_ray_address, start_ray
@@ -196,38 +209,49 @@ def play_on_ray(
     started_here = not ray.is_initialized()
     if started_here:
         start_ray(workers, ray_address)
+    queue = [
+        (b, j, settings, job) for b, (settings, jobs) in enumerate(batches) for j, job in enumerate(jobs)
+    ]
     actor_class = ray.remote(num_cpus=1)(RayEpisodePlayer)
     kept = _kept is not None  # inside ray_started: reuse its actors and leave them there
     actors = list(_kept) if kept else []
-    actors += [actor_class.remote() for _ in range(min(workers, len(jobs)) - len(actors))]
-    idle, pending, running = list(actors), list(enumerate(jobs)), {}
-    results: dict[int, Played] = {}
+    actors += [actor_class.remote() for _ in range(min(workers, len(queue)) - len(actors))]
+    idle, pending, running = list(actors), list(queue), {}
+    results: list[dict[int, Played]] = [{} for _ in batches]
+    first_start: dict[int, float] = {}
+    seconds: dict[int, float] = {}
     attempts: Counter = Counter()
     try:
         while pending or running:
             while idle and pending:
-                index, job = pending.pop(0)
+                batch, index, settings, job = task = pending.pop(0)
                 actor = idle.pop()
-                running[actor.play.remote(settings, job, keep_files)] = (actor, index, job)
+                first_start.setdefault(batch, time.perf_counter())
+                running[actor.play.remote(settings, job, keep_files)] = (actor, task)
             ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # Ctrl-C gets through
             if not ready:
                 continue
-            actor, index, job = running.pop(ready[0])
+            actor, task = running.pop(ready[0])
+            batch, index, _, job = task
             try:
-                results[index] = ray.get(ready[0])
+                results[batch][index] = ray.get(ready[0])
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
-                attempts[index] += 1
-                if attempts[index] >= MAX_ATTEMPTS:
+                attempts[(batch, index)] += 1
+                if attempts[(batch, index)] >= MAX_ATTEMPTS:
                     raise ConfigError(
                         f"episode {job[0]} seed {job[1]} lost its worker {MAX_ATTEMPTS} times"
                     ) from exc
                 log(f"a worker died playing {job[0]} seed {job[1]}; giving it to a new worker")
-                pending.insert(0, (index, job))
+                pending.insert(0, task)
                 actors.remove(actor)
                 actors.append(actor_class.remote())
                 idle.append(actors[-1])
                 continue
             idle.append(actor)
+            if len(results[batch]) == len(batches[batch][1]):
+                seconds[batch] = time.perf_counter() - first_start[batch]
+                if done is not None:
+                    done(batch, _in_order(results[batch]), seconds[batch])
     finally:
         if kept:
             _kept[:] = actors
@@ -236,4 +260,8 @@ def play_on_ray(
                 ray.kill(actor)
         if started_here:
             ray.shutdown()
-    return [results[index] for index in range(len(jobs))]
+    return [(_in_order(results[batch]), seconds[batch]) for batch in range(len(batches))]
+
+
+def _in_order(results: dict[int, Played]) -> list[Played]:
+    return [results[index] for index in range(len(results))]

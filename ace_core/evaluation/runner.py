@@ -24,13 +24,21 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ace_core.agents.spec import load_agent
 from ace_core.errors import ConfigError
-from ace_core.evaluation.episodes import EpisodePlayer, merge_stats, play_here, play_on_ray
+from ace_core.evaluation.episodes import (
+    EpisodePlayer,
+    Job,
+    Played,
+    merge_stats,
+    play_batches_on_ray,
+    play_here,
+)
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
@@ -43,7 +51,63 @@ STEPS_PER_DAY = 288
 REPORT_NAME = "report.json"
 
 
-def evaluate(
+@dataclass
+class Evaluation:
+    """An evaluation checked and ready to play (:func:`prepare`); nothing played or written yet.
+    :meth:`finish` turns its played episodes into the report (and its folder)."""
+
+    settings: dict
+    """what a player is built from (:meth:`EpisodePlayer.build`): env, agent, split, opponent,
+    demand scale, episode length"""
+    jobs: list[Job]
+    seeds: tuple[int, ...]
+    nb_episode: int | None
+    out_dir: Path | None
+    score: bool = False
+    player: EpisodePlayer | None = None
+    """the driver's own player (env, agent), kept when the episodes are played here"""
+
+    @property
+    def keep_files(self) -> bool:
+        return self.out_dir is not None
+
+    def play_here(self) -> list[Played]:
+        return play_here(self.player, self.jobs, self.keep_files)
+
+    def finish(self, played: list[Played], seconds: float) -> dict:
+        """The report of ``played`` (the episodes of :attr:`jobs`, in order), written with their
+        EpisodeData under :attr:`out_dir` when there is one: first to a ``.partial`` folder, renamed
+        only once complete."""
+        settings = self.settings
+        episodes = [episode for episode, _, _ in played]
+        stats = merge_stats([counters for _, counters, _ in played])
+        report = _report(settings["env"], settings["agent"], settings["split"], self.seeds, episodes, stats)
+        report |= {
+            "nb_episode": self.nb_episode,
+            "opponent": settings["opponent"],
+            "episode_length": settings["episode_length"],
+            "demand_scale": settings["demand_scale"],
+            "seconds": seconds,
+        }
+        for extra in ("contingency_calls", "expert_steps"):  # greedy:n1=K; sac-checked:...:expert
+            if extra in stats:
+                report[extra] = int(stats[extra])
+        if self.score:
+            from ace_core.evaluation.score import l2rpn_2020_score
+
+            report["l2rpn_2020_score"] = l2rpn_2020_score(
+                settings["env"],
+                settings["agent"],
+                seeds=self.seeds,
+                max_step=settings["episode_length"],
+                opponent=settings["opponent"],
+            )
+        if self.out_dir is not None:
+            _write_folder(self.out_dir, played, report)
+        return report
+
+
+def prepare(
     env_name: str,
     agent_spec: str,
     split: str = "test",
@@ -54,33 +118,28 @@ def evaluate(
     opponent: str = DEFAULT_OPPONENT,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     demand_scale: float = 1.0,
-    workers: int = 1,
-    ray_address: str | None = None,
-) -> dict:
-    """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed, in
-    this process or (``workers`` > 1, or ``ray_address``) on Ray actors, with the same figures."""
+    keep_player: bool = True,
+    agent_checked: bool = False,
+) -> Evaluation:
+    """Every check of :func:`evaluate`, before anything is played or written: the settings, the
+    agent (loaded on this env, so a bad spec fails here; ``agent_checked``: already loaded once
+    for an env of the same grid, so not again), the split's scenarios and the output folder.
+    ``keep_player``: keep the env and agent to play here (not when Ray actors play)."""
     opponent = check_opponent(opponent)
     if nb_episode is not None and nb_episode < 1:
         raise ConfigError(f"nb_episode={nb_episode} must be at least 1 (or omitted for the whole split)")
     if not seeds:
         raise ConfigError("seeds is empty; give at least one seed, e.g. 0")
-    if workers < 1:
-        raise ConfigError(f"workers={workers} must be at least 1")
     env = make_env(env_name, cache_chronics=False, opponent=opponent, demand_scale=demand_scale)
-    agent = load_agent(agent_spec, env, build_action_space(env))  # fails before anything is written
+    agent = None
+    if keep_player or not agent_checked:
+        agent = load_agent(agent_spec, env, build_action_space(env))  # fails before anything is written
     chosen = scenarios(env, split, episode_length)[:nb_episode]
     if not chosen:
         raise ConfigError(f"env {env_name!r} has no {split} scenarios")
     out_dir = Path(out_dir) if out_dir else None
     if out_dir is not None and (out_dir / REPORT_NAME).exists():
         raise ConfigError(f"{out_dir} already holds an evaluation report; choose another --out")
-    if ray_address:
-        check_ray_address(ray_address)  # before anything is written
-    work_dir = out_dir.with_name(out_dir.name + ".partial") if out_dir else None
-    if work_dir is not None:
-        shutil.rmtree(work_dir, ignore_errors=True)
-        work_dir.mkdir(parents=True)
-    jobs = [(scenario.name, seed) for seed in seeds for scenario in chosen]
     settings = {
         "env": env_name,
         "agent": agent_spec,
@@ -89,39 +148,54 @@ def evaluate(
         "demand_scale": demand_scale,
         "episode_length": episode_length,
     }
-    started = time.perf_counter()
-    try:
-        if workers > 1 or ray_address:
-            played = play_on_ray(settings, jobs, work_dir is not None, workers, ray_address)
-        else:
-            played = play_here(EpisodePlayer(env, agent, chosen), jobs, work_dir is not None)
-        episodes = [episode for episode, _, _ in played]
-        stats = merge_stats([counters for _, counters, _ in played])
-        if work_dir is not None:
-            _write_episodes(work_dir, played)
-        report = _report(env_name, agent_spec, split, seeds, episodes, stats, started)
-        report |= {
-            "nb_episode": nb_episode,
-            "opponent": opponent,
-            "episode_length": episode_length,
-            "demand_scale": demand_scale,
-        }
-        for extra in ("contingency_calls", "expert_steps"):  # greedy:n1=K; sac-checked:...:expert
-            if extra in stats:
-                report[extra] = int(stats[extra])
-        if score:
-            from ace_core.evaluation.score import l2rpn_2020_score
+    jobs = [(scenario.name, seed) for seed in seeds for scenario in chosen]
+    player = EpisodePlayer(env, agent, chosen) if keep_player else None
+    return Evaluation(settings, jobs, tuple(seeds), nb_episode, out_dir, score, player)
 
-            report["l2rpn_2020_score"] = l2rpn_2020_score(
-                env_name, agent_spec, seeds=seeds, max_step=episode_length, opponent=opponent
-            )
-        if work_dir is not None:
-            (work_dir / REPORT_NAME).write_text(json.dumps(report, indent=2))
-            work_dir.rename(out_dir)
-        return report
+
+def evaluate(
+    env_name: str,
+    agent_spec: str,
+    split: str = "test",
+    nb_episode: int | None = None,
+    out_dir: Path | None = None,
+    *,
+    workers: int = 1,
+    ray_address: str | None = None,
+    **settings,
+) -> dict:
+    """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed, in
+    this process or (``workers`` > 1, or ``ray_address``) on Ray actors, with the same figures.
+    ``settings``: :func:`prepare`'s (seeds, score, opponent, episode_length, demand_scale)."""
+    if workers < 1:
+        raise ConfigError(f"workers={workers} must be at least 1")
+    on_ray = workers > 1 or bool(ray_address)
+    evaluation = prepare(env_name, agent_spec, split, nb_episode, out_dir, keep_player=not on_ray, **settings)
+    if ray_address:
+        check_ray_address(ray_address)  # before anything is played
+    if on_ray:
+        ((played, seconds),) = play_batches_on_ray(
+            [(evaluation.settings, evaluation.jobs)], evaluation.keep_files, workers, ray_address
+        )
+    else:
+        started = time.perf_counter()
+        played = evaluation.play_here()
+        seconds = time.perf_counter() - started
+    return evaluation.finish(played, seconds)
+
+
+def _write_folder(out_dir: Path, played: list[Played], report: dict) -> None:
+    """The episodes' EpisodeData and the report under ``out_dir``, renamed from ``.partial`` only
+    once complete (an interrupted write leaves no report)."""
+    work_dir = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(work_dir, ignore_errors=True)
+    try:
+        work_dir.mkdir(parents=True)
+        _write_episodes(work_dir, played)
+        (work_dir / REPORT_NAME).write_text(json.dumps(report, indent=2))
+        work_dir.rename(out_dir)
     except BaseException:
-        if work_dir is not None:
-            shutil.rmtree(work_dir, ignore_errors=True)
+        shutil.rmtree(work_dir, ignore_errors=True)
         raise
 
 
@@ -142,7 +216,6 @@ def _report(
     seeds: tuple[int, ...],
     episodes: list[dict],
     stats: dict,
-    started: float,
 ) -> dict:
     times_ms = np.asarray(stats.get("decision_seconds", [])) * 1000.0
     survival = [e["steps_survived"] / e["max_steps"] for e in episodes]
@@ -168,5 +241,4 @@ def _report(
         # redispatch, curtailment and storage in force, per day of 288 steps (ace_core.grid.flex.moves)
         "flex_mwh_per_day": stats.get("flex_mwh", 0.0) * STEPS_PER_DAY / max(stats["steps"], 1),
         "cost_per_day": stats.get("flex_euros", 0.0) * STEPS_PER_DAY / max(stats["steps"], 1),
-        "seconds": time.perf_counter() - started,
     }

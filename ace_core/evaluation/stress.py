@@ -9,8 +9,9 @@ The same agents on the same scenarios under several kinds of stress, one row eac
 - ``attacks-4h``: ``storm``, a 2-hour attack every 4 hours;
 - ``attacks-2h``: ``storm:cooldown=24``, one every 2 hours.
 
-Each row is an :func:`ace_core.evaluation.table.run_table` of its own (``DIR/<row>/``, with the
-reports of every agent, so an interrupted table resumes where it stopped). ``DIR/stress.md`` and
+Each row is a table of its own (:mod:`ace_core.evaluation.table`, ``DIR/<row>/``, with the
+reports of every agent, so an interrupted table resumes where it stopped); with Ray workers every
+row's episodes go to the workers as one queue. ``DIR/stress.md`` and
 ``DIR/stress.csv`` give, per row and agent, survival (mean +- std) and simulations per step.
 
 Rows whose attacks the grid has no attacked lines for are left out of the default set (and named
@@ -89,29 +90,27 @@ def run_stress(
 ) -> list[dict]:
     """Every agent on every row; writes ``stress.csv`` and ``stress.md`` and returns the cells."""
     # here, not at the top: the CLI's parser reads ROW_NAMES without loading grid2op or torch
-    from ace_core.evaluation.episodes import ray_started
-    from ace_core.evaluation.table import run_table
+    from ace_core.evaluation.table import plan_table, run_tables
 
     played, skipped = stress_rows(env, rows)
     out = Path(out)
-    cells = []
-    with ray_started(workers, ray_address):  # once for every row and agent
-        for row in played:
-            table = run_table(
-                env,
-                agents,
-                out / row.name,
-                split,
-                seeds,
-                nb_episode,
-                row.opponent,
-                episode_length,
-                command,
-                demand_scale=row.demand_scale,
-                workers=workers,
-                ray_address=ray_address,
-            )
-            cells += [{"row": row.name, **cell} for cell in table]
+    plans = [
+        plan_table(
+            env,
+            agents,
+            out / row.name,
+            split,
+            seeds,
+            nb_episode,
+            row.opponent,
+            episode_length,
+            command,
+            demand_scale=row.demand_scale,
+        )
+        for row in played
+    ]
+    tables = run_tables(plans, workers, ray_address)  # on Ray, every row's episodes in one queue
+    cells = [{"row": row.name, **cell} for row, table in zip(played, tables) for cell in table]
     _write_csv(out / "stress.csv", cells)
     settings = {"env": env, "split": split, "seeds": list(seeds), "nb_episode": nb_episode}
     lines = _markdown(played, skipped, cells, settings | {"episode_length": episode_length}, command)

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from ace_core.agents.spec import KINDS
 from ace_core.errors import ConfigError
-from ace_core.evaluation.episodes import ray_started
-from ace_core.evaluation.runner import REPORT_NAME, evaluate
+from ace_core.evaluation.episodes import play_batches_on_ray, ray_started
+from ace_core.evaluation.runner import REPORT_NAME, Evaluation, prepare
 from ace_core.grid.demand import check_demand_scale
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
@@ -116,7 +116,22 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=+-]+", "_", spec).strip("_") or "agent"
 
 
-def run_table(
+@dataclass(frozen=True)
+class TablePlan:
+    """A table checked and ready to evaluate (:func:`plan_table`)."""
+
+    groups: list[AgentGroup]
+    specs: list[str]
+    wanted: dict
+    """the settings every report of the table shares (:data:`SETTINGS`)"""
+    out: Path
+    command: str
+
+    def folder(self, spec: str) -> Path:
+        return self.out / slug(spec)
+
+
+def plan_table(
     env: str,
     agents: str,
     out: Path,
@@ -127,11 +142,8 @@ def run_table(
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     command: str = "",
     demand_scale: float = 1.0,
-    workers: int = 1,
-    ray_address: str | None = None,
-) -> list[dict]:
-    """Evaluate every agent (reusing finished reports), then write ``table.csv`` and ``table.md``;
-    ``workers`` and ``ray_address`` fan each agent's episodes out to Ray actors."""
+) -> TablePlan:
+    """The table's agents and settings, checked before anything is evaluated."""
     opponent = check_opponent(opponent)
     check_demand_scale(demand_scale)
     groups = agent_groups(agents)
@@ -151,41 +163,102 @@ def run_table(
         "episode_length": episode_length,
         "demand_scale": demand_scale,
     }
-    out = Path(out)
+    return TablePlan(groups, specs, wanted, Path(out), command)
+
+
+def run_table(
+    env: str, agents: str, out: Path, *, workers: int = 1, ray_address: str | None = None, **settings
+) -> list[dict]:
+    """Evaluate every agent (reusing finished reports), then write ``table.csv`` and ``table.md``;
+    ``workers`` and ``ray_address`` fan the agents' episodes out to Ray actors. ``settings``:
+    :func:`plan_table`'s (split, seeds, nb_episode, opponent, episode_length, command,
+    demand_scale)."""
+    return run_tables([plan_table(env, agents, out, **settings)], workers, ray_address)[0]
+
+
+def run_tables(plans: list[TablePlan], workers: int = 1, ray_address: str | None = None) -> list[list[dict]]:
+    """Several tables' agents evaluated (on Ray: every episode of every table in one queue), then
+    each table written; the rows of each."""
     with ray_started(workers, ray_address):
-        reports = _reports(specs, out, wanted, workers, ray_address)
-    rows = []
-    for group in groups:
-        rows += [_row(spec, [reports[spec]]) for spec in group.specs]
-        if group.aggregate:
-            rows.append(_row(group.spec, [reports[spec] for spec in group.specs]))
-    _write_csv(out / "table.csv", rows)
-    (out / "table.md").write_text("\n".join(_markdown(rows, wanted, command)) + "\n")
-    return rows
+        reports = _reports(
+            [(plan.folder(spec), spec, plan.wanted) for plan in plans for spec in plan.specs],
+            workers,
+            ray_address,
+        )
+    tables = []
+    for plan in plans:
+        rows = []
+        for group in plan.groups:
+            rows += [_row(spec, [reports[plan.folder(spec)]]) for spec in group.specs]
+            if group.aggregate:
+                rows.append(_row(group.spec, [reports[plan.folder(spec)] for spec in group.specs]))
+        _write_csv(plan.out / "table.csv", rows)
+        (plan.out / "table.md").write_text("\n".join(_markdown(rows, plan.wanted, plan.command)) + "\n")
+        tables.append(rows)
+    return tables
 
 
-def _reports(specs: list[str], out: Path, wanted: dict, workers: int, ray_address: str | None) -> dict:
-    """Each agent's report: evaluated now, or reused from an earlier run of the same table."""
-    reports = {}
-    for spec in specs:
-        folder = out / slug(spec)
-        if not (folder / REPORT_NAME).exists():
-            print(f"[{time.strftime('%H:%M:%S')}] evaluating {spec} -> {folder}", flush=True)
-            evaluate(
-                wanted["env"],
-                spec,
-                wanted["split"],
-                wanted["nb_episode"],
-                folder,
-                seeds=tuple(wanted["seeds"]),
-                opponent=wanted["opponent"],
-                episode_length=wanted["episode_length"],
-                demand_scale=wanted["demand_scale"],
-                workers=workers,
-                ray_address=ray_address,
-            )
-        reports[spec] = _reusable(folder / REPORT_NAME, spec, wanted)
+Wanted = tuple[Path, str, dict]
+"""(report folder, agent spec, the table's settings)"""
+
+
+def _reports(wanted: list[Wanted], workers: int, ray_address: str | None) -> dict[Path, dict]:
+    """Each report by its folder: reused from an earlier run of the same table, or evaluated now,
+    here one after the other, or on Ray all in one queue (each written as soon as it is complete,
+    so an interrupted table resumes from there)."""
+    reports = {
+        folder: _reusable(folder / REPORT_NAME, spec, settings)  # refused before anything is played
+        for folder, spec, settings in wanted
+        if (folder / REPORT_NAME).exists()
+    }
+    missing = [(folder, spec, settings) for folder, spec, settings in wanted if folder not in reports]
+    if workers > 1 or ray_address:
+        _evaluate_on_ray(missing, workers, ray_address)
+    else:
+        for folder, spec, settings in missing:
+            evaluation = _prepare(folder, spec, settings, keep_player=True)
+            started = time.perf_counter()
+            evaluation.finish(evaluation.play_here(), time.perf_counter() - started)
+    reports |= {folder: _reusable(folder / REPORT_NAME, spec, settings) for folder, spec, settings in missing}
     return reports
+
+
+def _evaluate_on_ray(missing: list[Wanted], workers: int, ray_address: str | None) -> None:
+    """The evaluations' episodes in one queue on Ray; each report written as soon as its
+    evaluation is complete. An agent is loaded here once per grid, to refuse a bad spec before
+    anything is played."""
+    loaded: set[tuple[str, str]] = set()
+    evaluations = []
+    for folder, spec, settings in missing:
+        first = (spec, settings["env"]) not in loaded
+        evaluations.append(_prepare(folder, spec, settings, keep_player=False, agent_checked=not first))
+        loaded.add((spec, settings["env"]))
+
+    def done(index: int, played: list, seconds: float) -> None:
+        evaluations[index].finish(played, seconds)
+        print(f"[{time.strftime('%H:%M:%S')}] {evaluations[index].out_dir} done", flush=True)
+
+    if evaluations:
+        play_batches_on_ray([(e.settings, e.jobs) for e in evaluations], True, workers, ray_address, done)
+
+
+def _prepare(
+    folder: Path, spec: str, settings: dict, keep_player: bool, agent_checked: bool = False
+) -> Evaluation:
+    print(f"[{time.strftime('%H:%M:%S')}] evaluating {spec} -> {folder}", flush=True)
+    return prepare(
+        settings["env"],
+        spec,
+        settings["split"],
+        settings["nb_episode"],
+        folder,
+        seeds=tuple(settings["seeds"]),
+        opponent=settings["opponent"],
+        episode_length=settings["episode_length"],
+        demand_scale=settings["demand_scale"],
+        keep_player=keep_player,
+        agent_checked=agent_checked,
+    )
 
 
 def _reusable(path: Path, spec: str, wanted: dict) -> dict:
