@@ -66,7 +66,7 @@ class TrainConfig:
     env: str = grouped(ENVIRONMENT, "rte_case14_realistic")
     """grid2op environment name (bundled test copy, or a downloaded dataset when present)"""
     steps: int = grouped(ENVIRONMENT, 20_000)
-    """environment steps to train for"""
+    """environment steps to train for (0: only the imitation start, a clone-only run: mine, clone, validate; needs pretrain_mine)"""
     seed: int = grouped(ENVIRONMENT, 0)
     """seed for torch, numpy, the environment and the scenario order"""
     rho_threshold: float = grouped(ENVIRONMENT, 0.9)

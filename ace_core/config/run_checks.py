@@ -42,7 +42,12 @@ def check_run(config: TrainConfig) -> None:
     names = available_env_names()
     if config.env not in names:
         raise ConfigError(f"unknown env {config.env!r}; available: {', '.join(names)}")
-    in_range("steps", config.steps, 1, MAX_STEPS)
+    in_range("steps", config.steps, 0, MAX_STEPS)
+    if config.steps == 0 and not config.pretrain.mine:
+        raise ConfigError(
+            "steps=0 is a clone-only run (mine, clone, validate) and needs pretrain_mine "
+            "(auto or a mine directory); give steps >= 1 to train with RL"
+        )
     in_range("seed", config.seed, 0, 2**31 - 1)
     in_range("rho_threshold", config.rho_threshold, 0.0, 2.0)
     in_range("episode_length", config.episode_length, 2, MAX_STEPS)

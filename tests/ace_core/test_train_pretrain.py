@@ -63,6 +63,27 @@ def test_a_resumed_imitation_run_neither_mines_nor_clones_again(cloned_run):
     assert pretrain_file.stat().st_mtime_ns == written
 
 
+def test_a_run_of_zero_steps_is_its_clone_validated(mined, tmp_path):
+    _, mine_dir, _ = mined
+    config = TrainConfig(
+        **{**SHORT, "steps": 0}, pretrain_mine=str(mine_dir), pretrain_epochs=3, validate_every=500
+    )
+    result = run(config, tmp_path / "run", MemorySink())
+    assert (result.steps, result.decisions, result.updates) == (0, 0, 0)
+    assert result.best_decisions == 0 and result.best_validation_survival is not None
+    cloned, best = (
+        load_checkpoint(tmp_path / "run" / "pretrain" / "checkpoint.pt"),
+        load_checkpoint(result.best_checkpoint),
+    )
+    for name, tensor in cloned["sac"]["actor"].items():
+        assert torch.equal(best["sac"]["actor"][name], tensor), name
+
+
+def test_a_run_of_zero_steps_needs_an_imitation_start():
+    with pytest.raises(ConfigError, match="steps=0 is a clone-only run .* needs pretrain_mine"):
+        TrainConfig(**{**SHORT, "steps": 0}).validate()
+
+
 def test_a_mine_of_another_grid_or_a_corrupt_one_is_refused_before_anything_is_written(
     mined, tmp_path, capsys
 ):

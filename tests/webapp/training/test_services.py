@@ -49,7 +49,8 @@ def test_launch_creates_a_queued_run_its_task_and_an_audit_entry(engineer):
     ("overrides", "named"),
     [
         ({"env": "no_such_grid"}, "unknown env 'no_such_grid'"),
-        ({"steps": 0}, "steps=0 is out of range"),
+        ({"steps": -1}, "steps=-1 is out of range"),
+        ({"steps": 0}, "steps=0 is a clone-only run"),
         ({"gamma": 1.5}, "gamma=1.5 is out of range"),
         ({"head": "wide"}, "head='wide' is not accepted"),
         ({"learning_starts": 8, "batch_size": 32}, "learning_starts (8) must be at least batch_size (32)"),
