@@ -22,7 +22,7 @@ from ace_core.errors import ConfigError
     "changes, message",
     [
         ({"env": "atlantis"}, "unknown env 'atlantis'; available: "),
-        ({"steps": 0}, "steps=0 is out of range; accepted: 1 to"),
+        ({"steps": 0}, "steps=0 is a clone-only run (mine, clone, validate) and needs pretrain_mine"),
         ({"steps": -5}, "steps=-5 is out of range"),
         ({"episode_length": 1}, "episode_length=1 is out of range; accepted: 2 to"),
         ({"gamma": 1.5}, "gamma=1.5 is out of range; accepted: 0.0 to 1.0"),

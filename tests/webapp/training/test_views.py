@@ -98,9 +98,9 @@ def test_launching_from_the_page_queues_the_run(engineer):
     ("overrides", "field", "message"),
     [
         ({"gamma": "1.5"}, "gamma", "gamma=1.5 is out of range; accepted: 0.0 to 1.0"),
-        ({"steps": "many"}, "steps", "Enter a whole number in digits 0-9; accepted: 1 to 100000000."),
-        ({"steps": "1e12"}, "steps", "Enter a whole number in digits 0-9; accepted: 1 to 100000000."),
-        ({"steps": str(10**20)}, "steps", "accepted: 1 to 100000000"),
+        ({"steps": "many"}, "steps", "Enter a whole number in digits 0-9; accepted: 0 to 100000000."),
+        ({"steps": "1e12"}, "steps", "Enter a whole number in digits 0-9; accepted: 0 to 100000000."),
+        ({"steps": str(10**20)}, "steps", "accepted: 0 to 100000000"),
         ({"steps": "١٢"}, "steps", "digits 0-9"),
         ({"seed": "１０"}, "seed", "digits 0-9; accepted: 0 to 2147483647"),
         ({"gamma": "٠.٥"}, "gamma", "digits 0-9"),
