@@ -71,8 +71,11 @@ class Evaluation:
     def keep_files(self) -> bool:
         return self.out_dir is not None
 
-    def play_here(self) -> list[Played]:
-        return play_here(self.player, self.jobs, self.keep_files)
+    def run_here(self) -> dict:
+        """Play the episodes in this process with the driver's own player, then :meth:`finish`."""
+        started = time.perf_counter()
+        played = play_here(self.player, self.jobs, self.keep_files)
+        return self.finish(played, time.perf_counter() - started)
 
     def finish(self, played: list[Played], seconds: float) -> dict:
         """The report of ``played`` (the episodes of :attr:`jobs`, in order), written with their
@@ -173,14 +176,11 @@ def evaluate(
     evaluation = prepare(env_name, agent_spec, split, nb_episode, out_dir, keep_player=not on_ray, **settings)
     if ray_address:
         check_ray_address(ray_address)  # before anything is played
-    if on_ray:
-        ((played, seconds),) = play_batches_on_ray(
-            [(evaluation.settings, evaluation.jobs)], evaluation.keep_files, workers, ray_address
-        )
-    else:
-        started = time.perf_counter()
-        played = evaluation.play_here()
-        seconds = time.perf_counter() - started
+    if not on_ray:
+        return evaluation.run_here()
+    ((played, seconds),) = play_batches_on_ray(
+        [(evaluation.settings, evaluation.jobs)], evaluation.keep_files, workers, ray_address
+    )
     return evaluation.finish(played, seconds)
 
 

@@ -216,9 +216,7 @@ def _reports(wanted: list[Wanted], workers: int, ray_address: str | None) -> dic
         _evaluate_on_ray(missing, workers, ray_address)
     else:
         for folder, spec, settings in missing:
-            evaluation = _prepare(folder, spec, settings, keep_player=True)
-            started = time.perf_counter()
-            evaluation.finish(evaluation.play_here(), time.perf_counter() - started)
+            _prepare(folder, spec, settings, keep_player=True).run_here()
     reports |= {folder: _reusable(folder / REPORT_NAME, spec, settings) for folder, spec, settings in missing}
     return reports
 
