@@ -8,7 +8,7 @@ from grid2op.Agent import BaseAgent
 
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import reconnect_or_nothing
-from ace_core.grid.flex.moves import STEP_HOURS, state_cost
+from ace_core.grid.flex.moves import STEP_HOURS, FlexMove, state_cost
 
 
 class TimedAgent(BaseAgent):
@@ -31,6 +31,9 @@ class TimedAgent(BaseAgent):
             "flex_mwh": 0.0,
             "flex_euros": 0.0,
         }
+        self.move: FlexMove | None = None
+        """the continuous move to play with this step's action (redispatch, curtailment, storage),
+        set by :meth:`choose` when the expert's search found one (``flex``)"""
 
     @property
     def decision_seconds(self) -> list[float]:
@@ -51,8 +54,12 @@ class TimedAgent(BaseAgent):
         self.stats["steps"] += 1
         self._count_cost(observation)
         index = self.choose(observation)
+        action = self.space.to_grid2op(index, self.action_space)
+        move, self.move = self.move, None
+        if move is not None:
+            action = action + move.to_grid2op(self.action_space)
         self.decision_seconds.append(time.perf_counter() - start)
-        return self.space.to_grid2op(index, self.action_space)
+        return action
 
     def choose(self, obs) -> int:
         raise NotImplementedError

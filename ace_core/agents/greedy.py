@@ -58,15 +58,9 @@ class Greedy(TimedAgent):
         self.expert = Expert.from_config(space, env.action_space, config)
         self.rho_threshold = config.threshold
         self.stats["contingency_calls"] = 0  # N-1 screenings of candidates (greedy:n1=K)
-        self.move = None  # the continuous move to play with this step's action (greedy:flex=K)
 
     def reset(self, obs) -> None:
         self.expert.played.clear()  # what the search learns stays within an episode
-
-    def act(self, observation, reward, done=False):
-        action = super().act(observation, reward, done)
-        move, self.move = self.move, None
-        return action if move is None else action + move.to_grid2op(self.action_space)
 
     def choose(self, obs) -> int:
         search = self.expert.search(obs)

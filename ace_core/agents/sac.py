@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ace_core.agents.baselines import TimedAgent
-from ace_core.agents.expert import Expert, max_rho
+from ace_core.agents.expert import Expert, Search, max_rho
 from ace_core.agents.greedy import best_simulated
 from ace_core.checkpoint import check_same_space, load_checkpoint
 from ace_core.config import TrainConfig
@@ -81,7 +81,9 @@ class CheckedSacAgent(SacAgent):
     the policy's own choice is tried before reconnect-or-nothing; with ``steady``, while a line
     stays overloaded, the substation changed at the previous step is not changed again (no
     flip-flop between two splits, each best one step ahead, while the overload runs out its
-    overflow allowance)."""
+    overflow allowance). With an expert that goes beyond topology (``flex``), the net's
+    continuous move is played with its pick, and the reverter releases moves in force on calm
+    steps."""
 
     def __init__(
         self,
@@ -135,8 +137,9 @@ class CheckedSacAgent(SacAgent):
         if obs.rho.max() < self.rho_threshold:
             if self.reverter is None:
                 return default
-            calm = self.reverter.search(obs)  # back to the reference topology when it is safe
-            self.stats["simulate_calls"] += len(calm.candidates)
+            calm = self.reverter.search(obs)  # moves released, or back to bus 1, when it is safe
+            self.stats["simulate_calls"] += calm.simulations
+            self.move = calm.move
             return calm.action
         features, candidates = self.candidates(obs, default, self.k)
         if self.critic_order and len(candidates) > 2:
@@ -155,8 +158,8 @@ class CheckedSacAgent(SacAgent):
             action = min(tried, key=tried.get)  # dicts keep order: the earlier candidate wins ties
             if self.expert is not None and tried[action] >= self.stop:
                 searched = self.expert_search(obs, tried)
-                if held is None or self._substation(searched) != held:
-                    action = searched
+                if held is None or self._substation(searched.action) != held:
+                    action, self.move = searched.action, searched.move
         self.count_decision(True, action)
         return action
 
@@ -170,12 +173,12 @@ class CheckedSacAgent(SacAgent):
                 break
         return tried
 
-    def expert_search(self, obs, tried: dict[int, float]) -> int:
+    def expert_search(self, obs, tried: dict[int, float]) -> Search:
         """The expert's pick among its own candidates and those already ``tried``."""
         search = self.expert.search(obs, known=tried)
         self.stats["expert_steps"] += 1
-        self.stats["simulate_calls"] += len(search.candidates) - len(tried) + search.screened
-        return search.action
+        self.stats["simulate_calls"] += search.simulations - len(tried)
+        return search
 
 
 def load_sac(

@@ -44,7 +44,11 @@ names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
   step ahead while the overload runs out its allowance;
 - ``...:revert`` (with or without a stop): on calm steps, a split substation goes back to the
   reference topology when that keeps max rho below the expert's ``safe`` (the expert's step 4),
-  which the policy, taught only on stressed steps, never does.
+  which the policy, taught only on stressed steps, never does;
+- ``...:flex=K`` (with ``expert`` and ``revert``): the safety net goes beyond topology, as
+  ``greedy:flex=K`` does: when its pick leaves max rho at the threshold, up to K redispatch,
+  curtailment and storage moves are simulated alone and with it, and calm steps release the moves
+  in force before putting substations back.
 
 Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
 its *real actions* (an action that changes the grid); evaluation reports the share.
@@ -78,7 +82,7 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
@@ -118,6 +122,8 @@ class AgentSpec:
     """sac-checked: the policy's own choice simulated first, before reconnect-or-nothing"""
     steady: bool = False
     """sac-checked: no change again, while a line stays overloaded, to the substation just changed"""
+    flex: int = 0
+    """sac-checked with ``expert`` and ``revert``: continuous moves the safety net may try (0: none)"""
 
     def __post_init__(self) -> None:
         check_spec(self)
@@ -163,6 +169,8 @@ class AgentSpec:
             for flag in CHECKED_FLAGS
             if getattr(self, flag)
         ]
+        if self.flex:
+            parts.append(f"flex={self.flex}")
         return ":".join(parts)
 
 
@@ -181,7 +189,7 @@ def check_spec(spec: AgentSpec) -> None:
         "greedy": {"settings"},
         "sac": {"path", "act"},
         "sac-critic": {"path", "k", "act"},
-        "sac-checked": {"path", "k", "stop", "act", "expert_budget", *CHECKED_FLAGS},
+        "sac-checked": {"path", "k", "stop", "act", "expert_budget", "flex", *CHECKED_FLAGS},
     }.get(spec.kind, set())
     for field in dataclasses.fields(spec):
         if field.name not in taken | {"kind"} and getattr(spec, field.name) != field.default:
@@ -204,6 +212,14 @@ def check_spec(spec: AgentSpec) -> None:
         raise AgentSpecError(f"sac-checked expert={budget!r}: the budget must be a positive integer")
     if budget is not None and not spec.expert:
         raise AgentSpecError("sac-checked's expert_budget needs the expert fallback (expert=True)")
+    flex = spec.flex
+    if isinstance(flex, bool) or not isinstance(flex, int) or flex < 0:
+        raise AgentSpecError(f"sac-checked flex={flex!r}: the number of moves must be a positive integer")
+    if flex and not (spec.expert and spec.revert):
+        raise AgentSpecError(
+            "sac-checked's flex needs the expert fallback and revert (the net plays continuous moves, "
+            "calm steps release them), e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4"
+        )
 
 
 def parse_policy(kind: str, argument: str, act: float | None) -> AgentSpec:
@@ -246,13 +262,15 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady]``
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K]``
     (its act=R already split off: ``act``)."""
-    path, stop, flags, budget = argument, None, set(), None
+    path, stop, flags, budget, flex = argument, None, set(), None, 0
     head, _, tail = path.rpartition(":")
-    while head and (tail in CHECKED_FLAGS or tail.startswith("expert=")):
+    while head and (tail in CHECKED_FLAGS or tail.startswith(("expert=", "flex="))):
         if tail.startswith("expert="):
-            budget = _expert_budget(tail)
+            budget = _positive_count(tail, "the expert's budget", "expert=200")
+        if tail.startswith("flex="):
+            flex = _positive_count(tail, "the number of continuous moves", "expert=50:revert:flex=4")
         path, flags = head, flags | {tail.partition("=")[0]}
         head, _, tail = path.rpartition(":")
     if head and tail.startswith("stop="):
@@ -272,16 +290,17 @@ def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
         )
     path, k = parse_k("sac-checked", path)
     flags_set = {flag: flag in flags for flag in CHECKED_FLAGS}
-    return AgentSpec("sac-checked", path, k=k, stop=stop, act=act, expert_budget=budget, **flags_set)
+    return AgentSpec(
+        "sac-checked", path, k=k, stop=stop, act=act, expert_budget=budget, flex=flex, **flags_set
+    )
 
 
-def _expert_budget(part: str) -> int:
-    """N of an ``expert=N`` part: a positive integer, or AgentSpecError with an example."""
-    value = part.removeprefix("expert=")
+def _positive_count(part: str, what: str, example: str) -> int:
+    """N of an ``expert=N`` or ``flex=N`` part: a positive integer, or AgentSpecError with an example."""
+    value = part.partition("=")[2]
     if not (value.isascii() and value.isdigit() and int(value) > 0):
         raise AgentSpecError(
-            f"sac-checked {part!r}: the expert's budget must be a positive integer, "
-            "e.g. sac-checked:runs/a:50:stop=0.95:expert=200"
+            f"sac-checked {part!r}: {what} must be a positive integer, e.g. sac-checked:runs/a:50:stop=0.95:{example}"
         )
     return int(value)
 
@@ -309,7 +328,8 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
     expert = None
     if spec.expert or spec.revert:
         budget = {} if spec.expert_budget is None else {"budget": spec.expert_budget}
-        expert = Expert.from_config(space, env.action_space, ExpertConfig(threshold=threshold, **budget))
+        config = ExpertConfig(threshold=threshold, flex=spec.flex, **budget)
+        expert = Expert.from_config(space, env.action_space, config)
     return CheckedSacAgent(
         env,
         space,

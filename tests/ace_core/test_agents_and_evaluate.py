@@ -317,3 +317,30 @@ def test_a_steady_check_does_not_change_again_the_substation_it_just_changed(tmp
         if done:
             break
     assert checked, "no overloaded step where the check changed a substation"
+
+
+def test_the_safety_net_goes_beyond_topology_and_releases_its_moves_when_calm(
+    tight_sandbox, tight_obs, sandbox_run
+):
+    """Line 0 at 1.02 x its limit, a net of one candidate: only a continuous move relieves it
+    (tests/ace_core/conftest.py). With ``flex`` the checked policy plays the net's move with its
+    pick; once the grid is calm, the move is released."""
+    spec = f"sac-checked:{sandbox_run}:1:stop=0.0001:expert=1:revert"
+    topology, flex = deciding(spec, tight_sandbox), deciding(f"{spec}:flex=4", tight_sandbox)
+    played = {name: agent.act(tight_obs, 0.0) for name, agent in (("topology", topology), ("flex", flex))}
+    rho = {name: tight_obs.simulate(action)[0].rho.max() for name, action in played.items()}
+    assert flex.stats["expert_steps"] == topology.stats["expert_steps"] == 1
+    assert rho["flex"] < rho["topology"] - 0.02
+    assert flex.simulate_calls > topology.simulate_calls  # the transfer factors and each move, counted
+    obs, *_ = tight_sandbox.step(played["flex"])
+    assert abs(obs.target_dispatch).sum() > 0  # the move stays in force
+    limits = tight_sandbox.get_thermal_limit()
+    tight_sandbox.set_thermal_limit(limits * 3)  # a calm grid
+    try:
+        obs, *_ = tight_sandbox.step(tight_sandbox.action_space({}))
+        flex.rho_threshold = 2.0
+        released = flex.act(obs, 0.0)
+        after, *_ = obs.simulate(released)
+        assert abs(after.target_dispatch).sum() < abs(obs.target_dispatch).sum()
+    finally:
+        tight_sandbox.set_thermal_limit(limits)

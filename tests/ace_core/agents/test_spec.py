@@ -88,6 +88,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:50:stop=0.95:expert:steady",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=200",
         "sac-checked:runs/a:revert",
+        "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=50:revert:flex=4",
     ],
 )
 def test_a_spec_written_in_order_is_written_back_as_it_is(text):
@@ -120,6 +121,15 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
         ("sac-checked:runs/a:3:stop=0.9:expert=0", "the expert's budget must be a positive integer"),
         ("sac-checked:runs/a:3:stop=0.9:expert=wide", "e.g. sac-checked:runs/a:50:stop=0.95:expert=200"),
         ("sac-checked:runs/a:3:stop=high", "sac-checked stop 'stop=high' must be a positive max rho"),
+        (
+            "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=0",
+            "the number of continuous moves must be a positive",
+        ),
+        (
+            "sac-checked:runs/a:3:stop=0.9:expert:flex=4",
+            "sac-checked's flex needs the expert fallback and revert",
+        ),
+        ("sac-checked:runs/a:3:revert:flex=4", "e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4"),
         ("sac:runs/a:act=0", "sac 'act=0': one act=R with R a positive max rho"),
         ("sac:runs/a:act=0.9:act=1.0", "sac 'act=0.9:act=1.0': one act=R with R a positive max rho"),
     ],
@@ -146,6 +156,12 @@ def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, message):
         ("sac-checked", {"path": "runs/a", "expert": True}, "needs a stop"),
         ("sac-checked", {"path": "runs/a", "stop": 0.9, "expert_budget": 200}, "needs the expert fallback"),
         ("sac", {"path": "runs/a", "expert_budget": 200}, "sac takes no expert_budget"),
+        ("sac", {"path": "runs/a", "flex": 4}, "sac takes no flex"),
+        (
+            "sac-checked",
+            {"path": "runs/a", "stop": 0.9, "expert": True, "revert": True, "flex": -1},
+            "flex=-1",
+        ),
         ("greedy", {"settings": "wide"}, "greedy setting 'wide' is not understood"),
     ],
 )
