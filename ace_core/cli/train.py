@@ -26,6 +26,12 @@ def add_train(sub) -> None:
         default=None,
         help="start from a named recipe (python -m ace_core recipes lists them); explicit flags override it",
     )
+    train.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="Ray worker processes for the run's own mines (pretrain_mine=auto); the mines are the same whatever their number",
+    )
     add_config_flags(train)
     train.set_defaults(func=cmd_train)
 
@@ -33,6 +39,10 @@ def add_train(sub) -> None:
 def cmd_train(args: argparse.Namespace) -> int:
     if args.steps is not None and args.steps <= 0:
         raise ConfigError(f"--steps {args.steps} must be a positive number of environment steps")
+    if args.workers < 1:
+        raise ConfigError(
+            f"--workers {args.workers} must be at least 1 (Ray worker processes for the run's mines)"
+        )
     if args.resume and args.recipe:
         raise ConfigError(
             "--recipe does not apply to --resume: a resume continues with the run's own settings"
@@ -43,7 +53,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = config_from(args)
     if args.resume:
         config = _resumed_config(args, out)
-    result = run(config, out, resume=args.resume, logs=True)
+    result = run(config, out, resume=args.resume, logs=True, mine_workers=args.workers)
     print(json.dumps(result.as_dict()))
     return 0
 

@@ -3,7 +3,8 @@
 With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, or with ``auto``
 the mine of its env's train days (expert ``pretrain_expert``, grid seeds
 ``0..pretrain_seeds-1``) in the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
-every run asking for the same mine reuses it; mined here with Ray on one worker), and one more
+every run asking for the same mine reuses it; mined here with Ray on ``workers`` processes, one
+unless the caller gives more: the mine is the same whatever their number), and one more
 mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`) and
 under the line attacks of ``pretrain_attacks`` (:mod:`ace_core.grid.opponents`). It then
 clones the expert from every mine into ``<run>/pretrain/`` (:func:`ace_core.imitation.cloning.pretrain`, ``pretrain_epochs``
@@ -35,8 +36,9 @@ PRETRAIN_DIR = "pretrain"
 
 
 class ImitationStart:
-    def __init__(self, config: TrainConfig, out_dir: Path) -> None:
+    def __init__(self, config: TrainConfig, out_dir: Path, workers: int = 1) -> None:
         self.config = config
+        self.workers = workers
         self.dir = Path(out_dir) / PRETRAIN_DIR
         self.checkpoint = self.dir / CHECKPOINT_NAME
 
@@ -114,7 +116,7 @@ class ImitationStart:
         decisions = 0
         for spec, out in zip(self._specs(), outs):
             with preserved_rng():
-                decisions += mine(spec, out, workers=1, log=progress)["decisions"]
+                decisions += mine(spec, out, workers=self.workers, log=progress)["decisions"]
         sink.emit(
             MetricsEvent(
                 step=0, values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(decisions)}

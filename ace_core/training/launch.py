@@ -25,6 +25,7 @@ def run(
     resume: bool = False,
     extensions: ExtensionFactory = extensions_for,
     logs: bool = False,
+    mine_workers: int = 1,
 ) -> TrainResult:
     """Train the run of ``config`` in ``out``, or with ``resume`` continue it from its checkpoint
     (and drop the log lines written after it, which it writes again).
@@ -33,9 +34,11 @@ def run(
     checkpoint leaves ``out`` as it was. ``sink`` hears every event and answers whether to stop
     and whether a refinement is approved; TensorBoard files, and with ``logs`` the JSON lines
     logs of the command line, are written beside. ``extensions`` builds the run's extensions
-    (:func:`~ace_core.training.extensions.extensions_for`: those the config asks for)."""
+    (:func:`~ace_core.training.extensions.extensions_for`: those the config asks for).
+    ``mine_workers``: the Ray workers that mine the run's own mines (``pretrain_mine=auto``); the
+    mines, and so the run, are the same whatever their number."""
     out = Path(out)
-    trainer = Trainer(config, out, extensions=extensions)
+    trainer = Trainer(config, out, extensions=extensions, mine_workers=mine_workers)
     # opened in append mode: the resume's truncation of the same files, before the first event,
     # leaves the logs as if they had been opened after it
     files = [*([JsonlSink(out)] if logs else []), TensorBoardSink(out)]

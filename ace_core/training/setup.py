@@ -60,8 +60,9 @@ class RunParts:
     """the teacher's decisions, cloned by the anchor term beside the mined ones (``teacher_anchor``)"""
 
 
-def build_parts(config: TrainConfig, out_dir: Path) -> RunParts:
-    """The run's pieces, in the order that fixes what the seeds give (see the module docstring)."""
+def build_parts(config: TrainConfig, out_dir: Path, mine_workers: int = 1) -> RunParts:
+    """The run's pieces, in the order that fixes what the seeds give (see the module docstring);
+    ``mine_workers``: the Ray workers of the imitation start's own mines (``pretrain_mine=auto``)."""
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
     random.seed(config.seed)
@@ -71,7 +72,7 @@ def build_parts(config: TrainConfig, out_dir: Path) -> RunParts:
     if config.action_subset:
         space = space.restrict_to_file(config.action_subset)
     start, where = start_state(config.init_from, space), config.init_from
-    imitation = ImitationStart(config, out_dir) if config.pretrain.mine else None
+    imitation = ImitationStart(config, out_dir, mine_workers) if config.pretrain.mine else None
     if imitation and imitation.done():  # cloned by an earlier attempt of this run
         start, where = start_state(imitation.checkpoint, space), str(imitation.checkpoint)
     elif imitation:

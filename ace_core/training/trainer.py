@@ -89,7 +89,8 @@ def random_legal_action(space: ActionSpace, rng: np.random.Generator, top_mask: 
 
 class Trainer:
     """The loop of one run in ``out_dir``; ``extensions`` builds its extensions from the config and
-    the run's parts (:mod:`ace_core.training.extensions`)."""
+    the run's parts (:mod:`ace_core.training.extensions`); ``mine_workers``: the Ray workers of its
+    own mines (``pretrain_mine=auto``; the mines are the same whatever their number)."""
 
     def __init__(
         self,
@@ -97,11 +98,12 @@ class Trainer:
         out_dir: Path,
         sink: EventSink | None = None,
         extensions: ExtensionFactory = extensions_for,
+        mine_workers: int = 1,
     ) -> None:
         self.config = config.validate()
         self.out_dir = Path(out_dir)
         self.sink = sink or NullSink()
-        parts = build_parts(self.config, self.out_dir)
+        parts = build_parts(self.config, self.out_dir, mine_workers)
         self.env, self.space, self.features = parts.env, parts.space, parts.features
         self.sac, self.buffer, self.rng = parts.sac, parts.buffer, parts.rng
         self.scenarios, self.validator = parts.scenarios, parts.validator

@@ -34,6 +34,7 @@ def run_cli(*args, check_rc=None):
             "gamma=7.0 is out of range",
         ),
         (["train", "--env", "l2rpn_case14_sandbox", "--resume"], "no checkpoint at"),
+        (["train", "--env", "l2rpn_case14_sandbox", "--workers", "0"], "--workers 0 must be at least 1"),
         (["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "wizard"], "unknown agent spec 'wizard'"),
         (["actions", "--env", "l2rpn_case14_sandbox", "500"], "accepted: integers 0 to 198"),
         (
