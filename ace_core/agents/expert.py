@@ -41,8 +41,11 @@ At each step:
    storage) and each is simulated alone (with the default) and with the pick: 1 + up to 2K
    simulations. The lowest simulated max rho wins, then the lowest cost per hour
    (:func:`~ace_core.grid.flex.moves.move_cost`); it is played only if it strictly lowers the
-   pick's max rho (to 1e-3). A move stays in force until released (grid2op keeps redispatch and
-   curtailment).
+   pick's max rho (to 1e-3), and, unless it brings max rho under the threshold, by at least
+   ``gain`` (0 by default): moves that each take a little off an overload that stays would
+   otherwise pile up until grid2op finds no dispatch that meets the ramps, and every simulation
+   fails (``ImpossibleRedispatching``). A move stays in force until released (grid2op keeps
+   redispatch and curtailment).
 
 Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
 ``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
@@ -234,7 +237,8 @@ class Expert:
             range(len(tried)),
             key=lambda k: (round(rhos[k], 3), move_cost(obs, tried[k][1]).euros_per_hour),
         )
-        if not round(rhos[best], 3) < round(picked, 3):
+        relieved = rhos[best] < self.config.threshold or picked - rhos[best] >= self.config.gain
+        if not (round(rhos[best], 3) < round(picked, 3) and relieved):
             return replace(search, flexed=spent)
         top, move = tried[best]
         return replace(search, action=top, move=move, flexed=spent)

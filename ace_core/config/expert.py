@@ -31,6 +31,10 @@ class ExpertConfig:
     """continuous moves (redispatch, curtailment, storage) tried when no topology clears the
     threshold, each alone and with the best topology: at most 2 x this many simulations (0: off;
     see step 5)"""
+    gain: float = 0.0
+    """with ``flex``: a continuous move that leaves max rho at the threshold is played only if it
+    lowers the pick's simulated max rho by at least this much (0: any strict drop, to 1e-3), so
+    that moves worth little do not pile up (see step 5)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -42,7 +46,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex")
+_ADDED_LATER = ("n1", "flex", "gain")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -71,8 +75,14 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         except ValueError:
             raise AgentSpecError(f"greedy setting {key}={raw!r} must be a {types[key]}") from None
     config = ExpertConfig(**values)
-    if config.budget < 1 or config.lines < 1 or config.learned < 0 or config.n1 < 0 or config.flex < 0:
+    if (
+        config.budget < 1
+        or config.lines < 1
+        or min(config.learned, config.n1, config.flex) < 0
+        or not 0 <= config.gain < 1
+    ):
         raise AgentSpecError(
-            f"greedy budget and lines must be positive, and learned >= 0, n1 >= 0 and flex >= 0, got {argument!r}"
+            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0 and "
+            f"0 <= gain < 1, got {argument!r}"
         )
     return config

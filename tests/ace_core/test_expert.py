@@ -163,6 +163,25 @@ def test_the_expert_redispatches_when_no_topology_clears_the_overload(tight_sand
     assert flex.stats["simulate_calls"] == search.simulations  # counted once played
 
 
+def test_a_move_worth_less_than_the_gain_asked_is_not_played(tight_sandbox, tight_obs):
+    """A threshold no move reaches: a gain larger than the move's drop keeps it off the grid
+    (moves worth little would pile up), and its simulations still count."""
+    space = build_action_space(tight_sandbox)
+    settings = "budget=1,threshold=0.5,flex=4"
+    any_drop = Greedy(tight_sandbox, space, config=parse_expert_spec(settings)).expert
+    demanding = Greedy(tight_sandbox, space, config=parse_expert_spec(f"{settings},gain=0.5")).expert
+    played = any_drop.search(tight_obs)
+    after = tight_obs.simulate(
+        tight_sandbox.action_space({}) + played.move.to_grid2op(tight_sandbox.action_space)
+    )[0].rho.max()
+    assert 0.5 < after < played.max_rho[0] - 0.01 and played.max_rho[0] - after < 0.5
+    refused = demanding.search(tight_obs)
+    assert refused.move is None and refused.flexed == played.flexed
+    assert "gain" not in ExpertConfig().key() and ExpertConfig(gain=0.02).key()["gain"] == 0.02
+    with pytest.raises(AgentSpecError, match="0 <= gain < 1"):
+        parse_expert_spec("flex=4,gain=1.5")
+
+
 def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):
     agent = Greedy(
         tight_sandbox, build_action_space(tight_sandbox), config=parse_expert_spec("budget=1,flex=4")
