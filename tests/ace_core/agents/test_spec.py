@@ -22,6 +22,8 @@ def _setting(name: str, default) -> st.SearchStrategy[str]:
         values = st.text(st.characters(blacklist_characters=","), max_size=20)
     elif isinstance(default, int):
         values = st.integers(1, 10**6).map(str)
+    elif name == "gain":  # a share of max rho
+        values = st.floats(min_value=0, max_value=1, exclude_max=True).map(repr)
     else:
         values = st.floats(allow_nan=False, allow_infinity=False).map(repr)
     return values.map(lambda value: f"{name}={value}")
@@ -46,8 +48,16 @@ def checked_specs(draw) -> AgentSpec:
     flags = {flag: draw(st.booleans()) for flag in CHECKED_FLAGS}
     flags["expert"] = flags["expert"] and stop is not None  # the fallback needs a stop
     budget = draw(ks) if flags["expert"] else None  # and a budget needs the fallback
+    flex = draw(st.integers(0, 64)) if flags["expert"] and flags["revert"] else 0  # moves need both
     return AgentSpec(
-        "sac-checked", draw(paths), k=draw(ks), stop=stop, act=draw(max_rhos), expert_budget=budget, **flags
+        "sac-checked",
+        draw(paths),
+        k=draw(ks),
+        stop=stop,
+        act=draw(max_rhos),
+        expert_budget=budget,
+        flex=flex,
+        **flags,
     )
 
 
