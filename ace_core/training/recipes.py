@@ -176,14 +176,15 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 load and production x1.10, and under a storm of line attacks (a 2-hour attack
                 every 4 hours), 5 grid seeds each (cached and reused), clones the three mines and
                 validates the clone. Deployed checked (top 50, stop 0.9, a safety net of 50
-                simulations) it holds the expert's survival on ordinary days and up to x1.10 with
-                a tenth of its simulations, and falls short of it at x1.15 and in the storm; plain
-                it is above doing nothing on every stress row. The same mines and clone made from
-                the command line took 28 min here (2 cores); as one run it is not timed yet.
-                Figures: docs/results-stress.md (the 36-bus grid: policies trained for
-                stress).""",
+                simulations that also redispatches, curtails and uses storage) it holds the
+                expert's survival on ordinary days, up to x1.10 and in the storm with about a
+                tenth of its simulations, and falls 0.02 short of it at x1.15; plain it is above
+                doing nothing on every stress row. As one run with --workers 2 (the mines on two
+                Ray workers) it took 11.5 min here, its clone the command line's, weight for
+                weight. Figures: docs/results-stress.md (a safety net beyond topology, and the
+                recipe as one run).""",
                 ("l2rpn_neurips_2020_track1",),
-                minutes=28,
+                minutes=12,
                 steps=0,
                 pretrain_mine="auto",
                 pretrain_expert="greedy:threshold=0.8",
