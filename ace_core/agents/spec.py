@@ -214,7 +214,9 @@ def check_spec(spec: AgentSpec) -> None:
         raise AgentSpecError("sac-checked's expert_budget needs the expert fallback (expert=True)")
     flex = spec.flex
     if isinstance(flex, bool) or not isinstance(flex, int) or flex < 0:
-        raise AgentSpecError(f"sac-checked flex={flex!r}: the number of moves must be a positive integer")
+        raise AgentSpecError(
+            f"sac-checked flex={flex!r}: the number of moves must be 0 (none) or a positive integer"
+        )
     if flex and not (spec.expert and spec.revert):
         raise AgentSpecError(
             "sac-checked's flex needs the expert fallback and revert (the net plays continuous moves, "
