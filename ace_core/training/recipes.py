@@ -175,10 +175,10 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 greedy expert (acting from max rho 0.8) on the train days as they are, with every
                 load and production x1.10, and under a storm of line attacks (a 2-hour attack
                 every 4 hours), 5 grid seeds each (cached and reused), clones the three mines and
-                validates the clone. Deployed checked (top 50, stop 0.9, a safety net of 50
+                validates the clone. Deployed checked (top 50, stop 0.9, a safety net of 30
                 simulations that also redispatches, curtails and uses storage) it holds the
-                expert's survival on ordinary days, up to x1.10 and in the storm with about a
-                tenth of its simulations, and falls 0.02 short of it at x1.15; plain it is above
+                expert's survival on ordinary days, up to x1.10 and in the storm with a tenth of
+                its simulations or less, and falls 0.002 short of it at x1.15; plain it is above
                 doing nothing on every stress row. As one run with --workers 2 (the mines on two
                 Ray workers) it took 11.5 min here, its clone the command line's, weight for
                 weight. Figures: docs/results-stress.md (a safety net beyond topology, and the
