@@ -36,13 +36,11 @@ safety net of 50 simulations held what the expert's full search held (within 0.0
 about a quarter of the simulations; on its larger stress validation (five grown days) putting a
 split substation back on bus 1 on calm steps when that is safe (``revert``, as the expert does)
 held 0.541 of the storm's days where the check without it held 0.494 (the expert 0.494), the same
-on the other rows, for 0.1-0.4 more simulations per step; and on the same days a net that goes
-beyond topology (``flex=4``: redispatch, curtailment and storage when its pick leaves max rho at
-the threshold) held 0.575 of the storm's days where the net of topology alone held 0.541, and the
-same on the other rows (within their spread), for 0.1-0.7 more simulations per step and about
-11 kEUR a day of moves in the storm; with those moves a net of 30 simulations held what the net of
-50 held (within the seeds' spread on every row) with up to 0.7 fewer simulations per step
-(docs/results-stress.md)"""
+on the other rows, for 0.1-0.4 more simulations per step (docs/results-stress.md); and on the
+same days a net that goes beyond topology (``flex=4``: redispatch, curtailment and storage when
+its pick leaves max rho at the threshold) held longer in the storm and as long elsewhere, a budget
+of 30 as long as 50 with fewer simulations (figures: docs/results-stress.md, "A safety net beyond
+topology")"""
 DEPLOYED_PLAIN_BY_GRID: dict[str, dict[str, Any]] = {"l2rpn_neurips_2020_track1": {"act": 1.0}}
 """grids whose validation days chose when the plain policy (no simulation) acts: on the 36-bus
 grid's 18 grown validation days, from max rho 1.0 it held 0.927 where from the run's 0.9 it held
