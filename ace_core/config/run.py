@@ -75,6 +75,8 @@ class TrainConfig:
     """steps per train and validation episode (288 = one day, 864 = three): the chronics are cut into episodes this long and the split follows the cut, so with 864 a run trains and validates on three-day episodes, none of whose days lie in the three-day test split"""
     opponent: str = grouped(ENVIRONMENT, "env")
     """line attacks in the train episodes (ace_core/grid/opponents.py): env (the env's own), none, random-line (grid2op's RandomLineOpponent, one attack a day) or storm (one every 4 hours), with settings after a colon (storm:cooldown=36); validation days are played as the env is, so the best checkpoint is chosen on the days the policy is judged on"""
+    demand_scale: float = grouped(ENVIRONMENT, 1.0)
+    """every load and production of the train episodes multiplied by this (0.8-1.3; ace_core/grid/demand.py): heavier days, where doing nothing overloads the grid and most moves do not relieve it, for a policy trained for stress; validation days are played as they are (and at validation_demand_scale), and the ablations' test days at this scale (1.0 = the days as they are)"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     init_from: str = ""

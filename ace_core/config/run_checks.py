@@ -52,6 +52,7 @@ def check_run(config: TrainConfig) -> None:
     in_range("rho_threshold", config.rho_threshold, 0.0, 2.0)
     in_range("episode_length", config.episode_length, 2, MAX_STEPS)
     opponent_kwargs(config.env, config.opponent)  # an unknown opponent, or random-line without attacked lines
+    in_range("demand_scale", config.demand_scale, *DEMAND_SCALE_RANGE)
     one_of("head", config.sac.head, HEADS)
     if config.action_subset and not Path(config.action_subset).is_file():
         raise ConfigError(

@@ -2,7 +2,9 @@
 
 Every variant trains with the same settings and the same number of environment steps, one run per
 training seed, then its policy is evaluated on the env's **test** scenarios (never trained on)
-through grid2op's Runner. Variants (a subset can be picked with ``--variants``):
+through grid2op's Runner, at the runs' ``demand_scale``: runs trained on heavier days
+(``--demand-scale 1.1``) are tested on heavier test days, where most moves leave a line overloaded
+and the chooser's pick matters (``unsafe picks`` measures how much of the shortlist is unsafe). Variants (a subset can be picked with ``--variants``):
 
 ==================  ==========================================================================
 sac                 SAC only (``llm=none``)
@@ -31,6 +33,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import math
 import shlex
 import statistics
 import sys
@@ -88,7 +91,7 @@ def run_ablations(
                 print(f"[{time.strftime('%H:%M:%S')}] training {name} seed {seed} -> {run_dir}", flush=True)
                 run(config, run_dir, resume=(run_dir / "checkpoint.pt").exists(), logs=True)
             summary = json.loads(summary_path.read_text())
-            report = _test_report(base.env, run_dir, eval_episodes, eval_seeds)
+            report = _test_report(base, run_dir, eval_episodes, eval_seeds)
             last = _last_metrics(run_dir)
             refinements = last.get("llm/refinements", 0.0)
             runs.append(
@@ -106,6 +109,7 @@ def run_ablations(
                     if refinements
                     else float("nan"),
                     **first_round_acceptance(run_dir),
+                    "unsafe_picks": unsafe_share(run_dir),
                     "shapings": last.get("llm/shapings", 0.0),
                     "refine_seconds": _mean_metric(run_dir, "llm/refine_seconds"),
                     "call_seconds": _mean_metric(run_dir, "llm/call_seconds"),
@@ -117,20 +121,25 @@ def run_ablations(
     return {"runs": runs, "table": table}
 
 
-def _test_report(env: str, run_dir: Path, eval_episodes: int | None, eval_seeds: tuple[int, ...]) -> dict:
-    """The run's test evaluation, reused from ``test_report.json`` when it was made with the same
-    scenarios and grid seeds (another ``--eval-seeds`` or ``--eval-episodes`` evaluates again)."""
+def _test_report(
+    base: TrainConfig, run_dir: Path, eval_episodes: int | None, eval_seeds: tuple[int, ...]
+) -> dict:
+    """The run's test evaluation, on the test days at the runs' ``demand_scale`` (the stress they
+    trained for), reused from ``test_report.json`` when it was made with the same scenarios, grid
+    seeds and scale (another ``--eval-seeds``, ``--eval-episodes`` or scale evaluates again)."""
     from ace_core.agents.spec import AgentSpec
     from ace_core.evaluation.runner import evaluate
 
     path = run_dir / "test_report.json"
-    wanted = {"eval_episodes": eval_episodes, "seeds": list(eval_seeds)}
+    wanted = {"eval_episodes": eval_episodes, "seeds": list(eval_seeds), "demand_scale": base.demand_scale}
     if path.exists():
         report = json.loads(path.read_text())
-        if {key: report.get(key) for key in wanted} == wanted:
+        if {key: report.get(key, 1.0 if key == "demand_scale" else None) for key in wanted} == wanted:
             return report
+    spec = str(AgentSpec("sac", str(run_dir)))
     report = (
-        evaluate(env, str(AgentSpec("sac", str(run_dir))), "test", eval_episodes, seeds=eval_seeds) | wanted
+        evaluate(base.env, spec, "test", eval_episodes, seeds=eval_seeds, demand_scale=base.demand_scale)
+        | wanted
     )
     path.write_text(json.dumps(report, indent=2))
     return report
@@ -146,19 +155,39 @@ def test_survival(report: dict) -> float:
     return statistics.mean(fractions)
 
 
+def _refinements(run_dir: Path) -> list[dict]:
+    path = run_dir / "events.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [event for event in events if event.get("event") == "refinement" and event["rounds"]]
+
+
 def first_round_acceptance(run_dir: Path) -> dict[str, float]:
     """Share of refinements whose first choice simulation accepted (no feedback round needed), made
     with the base model and with a LoRA adapter: what the rounds of fine-tuning taught the actor."""
-    path = run_dir / "events.jsonl"
-    events = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     first: dict[bool, list[bool]] = {False: [], True: []}
-    for event in events:
-        if event.get("event") == "refinement" and event["rounds"]:
-            first[event["adapter_version"] > 0].append(bool(event["rounds"][0]["accepted"]))
+    for event in _refinements(run_dir):
+        first[event["adapter_version"] > 0].append(bool(event["rounds"][0]["accepted"]))
     return {
         f"first_round_{name}": statistics.mean(hits) if hits else float("nan")
         for name, hits in (("base", first[False]), ("lora", first[True]))
     }
+
+
+def unsafe_share(run_dir: Path) -> float:
+    """Share of the chooser's simulated picks that are unsafe: illegal, ending the game, or leaving
+    a line at or over its limit. The random control picks uniformly, so its share estimates the
+    shortlist's; the LLM's says whether it picks safer than chance."""
+    unsafe = [
+        bool(round_["error"]) or _at_limit(round_["simulated_max_rho"])
+        for event in _refinements(run_dir)
+        for round_ in event["rounds"]
+        if round_["action_index"] is not None  # a parsed pick, simulated
+    ]
+    return statistics.mean(unsafe) if unsafe else float("nan")
+
+
+def _at_limit(max_rho: float | None) -> bool:
+    return max_rho is None or not math.isfinite(max_rho) or max_rho >= 1.0
 
 
 def _last_metrics(run_dir: Path) -> dict:
@@ -199,6 +228,7 @@ def _aggregate(runs: list[dict], variants: list[str]) -> list[dict]:
             "acceptance_rate",
             "first_round_base",
             "first_round_lora",
+            "unsafe_picks",
             "shapings",
             "refine_seconds",
             "train_minutes",
@@ -280,14 +310,15 @@ def _markdown(
         "",
         f"{base.steps} environment steps per run, training seeds 0-{seeds - 1}; test survival and reward "
         f"on {f'the first {eval_episodes}' if eval_episodes else 'all'} test scenarios with grid seeds "
-        f"{list(eval_seeds)}, "
+        f"{list(eval_seeds)}{_scaled(base.demand_scale)}, "
         "mean +- std over training seeds. LLM calls: actor choices + critic calls per run; acceptance: "
         "refinements whose LLM action simulation proved strictly better than the RL action; first "
         "round: refinements accepted at the first choice, before any fine-tuning (base) and with "
-        "a LoRA adapter (lora).",
+        "a LoRA adapter (lora); unsafe picks: the chooser's simulated picks that were illegal, ended "
+        "the game or left a line at or over its limit (the random control's share is the shortlist's).",
         "",
-        "| variant | seeds | test survival | test episode reward | LLM calls | acceptance | first round: base | first round: lora | shapings | s / refinement | train min |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| variant | seeds | test survival | test episode reward | LLM calls | acceptance | first round: base | first round: lora | unsafe picks | shapings | s / refinement | train min |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in table:
         lines.append(
@@ -295,7 +326,8 @@ def _markdown(
             f"{_fmt(e['test_reward_mean'], e['test_reward_std'], 1)} | {_fmt(e['llm_calls_mean'], e['llm_calls_std'], 0)} | "
             f"{_fmt(e['acceptance_rate_mean'], e['acceptance_rate_std'], 2)} | "
             f"{_fmt(e['first_round_base_mean'], e['first_round_base_std'], 2)} | "
-            f"{_fmt(e['first_round_lora_mean'], e['first_round_lora_std'], 2)} | {_fmt(e['shapings_mean'], e['shapings_std'], 0)} | "
+            f"{_fmt(e['first_round_lora_mean'], e['first_round_lora_std'], 2)} | "
+            f"{_fmt(e['unsafe_picks_mean'], e['unsafe_picks_std'], 2)} | {_fmt(e['shapings_mean'], e['shapings_std'], 0)} | "
             f"{_fmt(e['refine_seconds_mean'], e['refine_seconds_std'], 1)} | {_fmt(e['train_minutes_mean'], e['train_minutes_std'], 1)} |"
         )
     changed = {k: v for k, v in base.to_dict().items() if v != TrainConfig().get(k)}
@@ -312,6 +344,10 @@ def _markdown(
         "```",
     ]
     return lines
+
+
+def _scaled(demand_scale: float) -> str:
+    return "" if demand_scale == 1.0 else f", every load and production x{demand_scale:g} (as in training)"
 
 
 def command_line() -> str:

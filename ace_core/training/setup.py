@@ -67,7 +67,7 @@ def build_parts(config: TrainConfig, out_dir: Path, mine_workers: int = 1) -> Ru
     torch.manual_seed(config.seed)
     random.seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    env = make_env(config.env, opponent=config.opponent)
+    env = make_env(config.env, opponent=config.opponent, demand_scale=config.demand_scale)
     space = build_action_space(env)
     if config.action_subset:
         space = space.restrict_to_file(config.action_subset)

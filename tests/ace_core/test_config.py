@@ -39,6 +39,7 @@ from ace_core.errors import ConfigError
             "opponent 'random-line' has no list of attacked lines for env 'l2rpn_wcci_2020'",
         ),
         ({"anchor_action_weight": 0.0}, "anchor_action_weight=0.0 is out of range; accepted: 0.01 to 100.0"),
+        ({"demand_scale": 0.5}, "demand_scale=0.5 is out of range; accepted: 0.8 to 1.3"),
         (
             {"validation_demand_scale": 1.5},
             "validation_demand_scale=1.5 is out of range; accepted: 0.8 to 1.3",

@@ -7,7 +7,7 @@ import pytest
 
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
-from ace_core.evaluation.ablations import first_round_acceptance, run_ablations, variant_config
+from ace_core.evaluation.ablations import first_round_acceptance, run_ablations, unsafe_share, variant_config
 from ace_core.evaluation.svg import line_chart
 from ace_core.evaluation.table import agent_groups, run_table, split_agents
 from tests.sandbox_settings import sandbox_settings
@@ -68,6 +68,32 @@ def test_a_tiny_ablation_writes_tables_and_curves(tmp_path):
     run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0, 1))
     report = json.loads((tmp_path / "sac" / "seed0" / "test_report.json").read_text())
     assert report["seeds"] == [0, 1] and len(report["episodes"]) == 2
+
+
+def test_runs_trained_on_heavier_days_are_tested_on_them_and_again_at_another_scale(tmp_path):
+    run_ablations(TrainConfig(**BASE, demand_scale=1.1), tmp_path, 1, ["sac"], 1, (0,))
+    report_path = tmp_path / "sac" / "seed0" / "test_report.json"
+    assert json.loads(report_path.read_text())["demand_scale"] == 1.1
+    assert "every load and production x1.1 (as in training)" in (tmp_path / "ablations.md").read_text()
+    run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0,))  # the days as they are
+    assert json.loads(report_path.read_text())["demand_scale"] == 1.0
+
+
+def test_unsafe_picks_count_illegal_moves_game_overs_and_lines_at_their_limit(tmp_path):
+    def pick(max_rho, error="", index=5):
+        return {"action_index": index, "simulated_max_rho": max_rho, "error": error, "accepted": False}
+
+    rounds = [
+        pick(0.8),
+        pick(1.0),  # at the limit
+        pick(None, "the grid would fail"),
+        pick(None, "illegal"),
+        pick(None, "timeout", index=None),  # the LLM's answer was lost: no pick simulated
+    ]
+    events = [{"event": "refinement", "adapter_version": 0, "rounds": rounds}, {"event": "episode"}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert unsafe_share(tmp_path) == pytest.approx(3 / 4)
+    assert math.isnan(unsafe_share(tmp_path / "nowhere"))  # a run without refinements
 
 
 def test_line_chart_draws_every_series_and_survives_flat_data():

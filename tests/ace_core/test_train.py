@@ -1,6 +1,7 @@
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -8,7 +9,10 @@ from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
+from ace_core.grid.envs import make_env
+from ace_core.grid.scenarios import reset_to
 from ace_core.training import run
+from ace_core.training.setup import build_parts
 from tests.sandbox_settings import sandbox_settings
 
 TINY = sandbox_settings(steps=400, checkpoint_every=200)
@@ -163,3 +167,10 @@ def test_init_from_refuses_a_foreign_policy_and_a_missing_path(straight_run, tmp
         Trainer(TrainConfig(**{**TINY, "env": "rte_case14_realistic"}, init_from=str(source)), tmp_path / "x")
     with pytest.raises(CheckpointError, match="do not fit"):
         Trainer(TrainConfig(**{**TINY, "hidden": 32}, init_from=str(source)), tmp_path / "y")
+
+
+def test_a_run_with_a_demand_scale_trains_on_heavier_days(tmp_path):
+    parts = build_parts(TrainConfig(**sandbox_settings(demand_scale=1.2)), tmp_path)
+    day = parts.scenarios[0]
+    heavy, plain = reset_to(parts.env, day, 0), reset_to(make_env("l2rpn_case14_sandbox"), day, 0)
+    np.testing.assert_allclose(heavy.load_p, 1.2 * plain.load_p, rtol=1e-5)
