@@ -84,7 +84,9 @@ def ramp_reserve(obs) -> float:
 
 def _forecast_rise(obs) -> float:
     """MW the redispatchable generators must add next step for the loads and the renewables by the
-    forecast (0 when no forecast, or when it asks for less)."""
+    forecast (0 when no forecast, or when it asks for less). A curtailed renewable gives no more
+    than its limit, whatever its forecast: counting its forecast in full took the curtailed MW
+    for a rise of the renewables, and judged room left that was not there."""
     try:
         _, injections = obs._forecasted_inj[1]
     except (AttributeError, IndexError, KeyError, TypeError):
@@ -95,7 +97,9 @@ def _forecast_rise(obs) -> float:
         rise += float(np.sum(values["load_p"]) - np.sum(obs.load_p))
     if "prod_p" in values:
         renewable = np.asarray(obs.gen_renewable, dtype=bool)
-        rise -= float(np.sum(np.asarray(values["prod_p"])[renewable]) - np.sum(obs.gen_p[renewable]))
+        limit = np.asarray(getattr(obs, "curtailment_limit", np.ones(obs.n_gen)), dtype=float)
+        given = np.minimum(np.asarray(values["prod_p"], dtype=float), limit * np.asarray(obs.gen_pmax))
+        rise -= float(np.sum(given[renewable]) - np.sum(obs.gen_p[renewable]))
     return max(0.0, rise)
 
 

@@ -69,3 +69,27 @@ def test_a_curtailment_leaves_the_generators_ramps_for_the_loads_next_step(monke
     # loads about to rise by more than the generators can follow: no curtailment is proposed
     monkeypatch.setattr(proposals, "_forecast_rise", lambda obs: room)
     assert curtailed(relief_moves(obs, sens, count=50, target=0.5, kinds=("curtail",))) == []
+
+
+def test_a_curtailed_renewable_is_forecast_to_give_no_more_than_its_limit():
+    """With a curtailment in force, the renewable's forecast is not a rise the generators can count
+    on: it stays at its limit, and the redispatchable generators make up the loads' rise alone."""
+    from ace_core.grid.envs import make_env
+    from ace_core.grid.flex import proposals
+
+    env = make_env("l2rpn_case14_sandbox")
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    wind = int(np.flatnonzero(obs.gen_renewable)[np.argmax(obs.gen_p[obs.gen_renewable])])
+    cap = round(float(obs.gen_p[wind]) / 2, 1)
+    curtail = FlexMove(curtail=((wind, cap),)).to_grid2op(env.action_space)
+    for _ in range(60):  # the morning: the loads rise next step
+        obs, *_ = env.step(curtail)
+        productions, _, loads, _ = obs.get_forecasted_inj(1)
+        if loads.sum() - obs.load_p.sum() > 1.0 and productions[wind] > cap + 1.0:
+            break
+    renewable = obs.gen_renewable
+    given = np.minimum(productions, obs.curtailment_limit * obs.gen_pmax)
+    rise = (loads.sum() - obs.load_p.sum()) - (given[renewable].sum() - obs.gen_p[renewable].sum())
+    counted_in_full = rise - (productions[wind] - given[wind])  # the curtailed MW taken for a rise
+    assert rise > 0 and counted_in_full < rise - 1.0
+    assert proposals._forecast_rise(obs) == pytest.approx(rise, abs=1e-3)
