@@ -5,8 +5,7 @@
 ranks by the MW of flow each can take off that line within one step's limits:
 
 - **redispatch pairs**: one redispatchable generator up, another down by the same MW (balanced, so
-  grid2op has nothing to spread), limited by both ramps and by Pmax and Pmin, never on a generator
-  that makes up for curtailment without a redispatch of its own (:func:`carries_compensation`);
+  grid2op has nothing to spread), limited by both ramps and by Pmax and Pmin;
 - **curtailment** of a renewable generator whose output loads the line (made up by the
   redispatchable generators);
 - **storage**: charging or discharging a unit, within its power and its energy for one step.
@@ -104,16 +103,6 @@ def _forecast_rise(obs) -> float:
     return max(0.0, rise)
 
 
-def carries_compensation(obs, gen: int) -> bool:
-    """The generator makes up for curtailment or storage (its actual dispatch is not zero) and has
-    never been redispatched (its target is zero). grid2op sets a generator's first redispatch
-    target to its actual dispatch plus the move, so redispatching it would freeze that
-    compensation into a target that outlives the curtailment: on a heavier 118-bus day, pairs of
-    a few MW froze 195 MW this way, until no dispatch met the ramps and every simulation failed
-    (``ImpossibleRedispatching``)."""
-    return abs(float(obs.target_dispatch[gen])) < 1e-6 and abs(float(obs.actual_dispatch[gen])) > 0.05
-
-
 def up_margin(obs, gen: int) -> float:
     return max(0.0, min(float(obs.gen_max_ramp_up[gen]), float(obs.gen_pmax[gen] - obs.gen_p[gen])))
 
@@ -123,11 +112,7 @@ def down_margin(obs, gen: int) -> float:
 
 
 def _pairs(obs, sens: Sensitivities, line: int, direction: float, needed: float) -> list[Relief]:
-    gens = [
-        g
-        for g in np.flatnonzero(obs.gen_redispatchable)
-        if (obs.gen_p[g] > 0 or obs.gen_pmin[g] == 0) and not carries_compensation(obs, int(g))
-    ]
+    gens = [g for g in np.flatnonzero(obs.gen_redispatchable) if obs.gen_p[g] > 0 or obs.gen_pmin[g] == 0]
     out = []
     for up in gens:
         for down in gens:

@@ -93,24 +93,3 @@ def test_a_curtailed_renewable_is_forecast_to_give_no_more_than_its_limit():
     counted_in_full = rise - (productions[wind] - given[wind])  # the curtailed MW taken for a rise
     assert rise > 0 and counted_in_full < rise - 1.0
     assert proposals._forecast_rise(obs) == pytest.approx(rise, abs=1e-3)
-
-
-def test_a_pair_never_freezes_the_compensation_of_a_curtailment():
-    """grid2op sets a generator's first redispatch target to its actual dispatch plus the move: a
-    pair on a generator making up for a curtailment would keep that compensation as a target after
-    the curtailment ends. Only the generators redispatched before take part in pairs then."""
-    from ace_core.grid.envs import make_env
-    from ace_core.grid.flex import proposals
-
-    env = make_env("l2rpn_case14_sandbox")
-    obs = env.reset(seed=0, options={"time serie id": 0})
-    space = env.action_space
-    obs, *_ = env.step(FlexMove(redispatch=((0, 3.0), (5, -3.0))).to_grid2op(space))
-    wind = int(np.flatnonzero(obs.gen_renewable)[np.argmax(obs.gen_p[obs.gen_renewable])])
-    obs, *_ = env.step(FlexMove(curtail=((wind, round(float(obs.gen_p[wind]) / 2, 1)),)).to_grid2op(space))
-    carrying = {
-        int(g) for g in np.flatnonzero(obs.gen_redispatchable) if proposals.carries_compensation(obs, int(g))
-    }
-    assert carrying and not carrying & {0, 5}  # the curtailed MW are made up by the others
-    moves = relief_moves(obs, sensitivities(obs, space), count=50, target=0.05, kinds=("redispatch",))
-    assert moves and {g for move in moves for g, _ in move.redispatch} == {0, 5}
