@@ -4,7 +4,8 @@ Every variant trains with the same settings and the same number of environment s
 training seed, then its policy is evaluated on the env's **test** scenarios (never trained on)
 through grid2op's Runner, at the runs' ``demand_scale``: runs trained on heavier days
 (``--demand-scale 1.1``) are tested on heavier test days, where most moves leave a line overloaded
-and the chooser's pick matters (``unsafe picks`` measures how much of the shortlist is unsafe). Variants (a subset can be picked with ``--variants``):
+and the chooser's pick matters (``unsafe picks`` measures how much of the shortlist is unsafe).
+Variants (a subset can be picked with ``--variants``):
 
 ==================  ==========================================================================
 sac                 SAC only (``llm=none``)
@@ -134,7 +135,9 @@ def _test_report(
     wanted = {"eval_episodes": eval_episodes, "seeds": list(eval_seeds), "demand_scale": base.demand_scale}
     if path.exists():
         report = json.loads(path.read_text())
-        if {key: report.get(key, 1.0 if key == "demand_scale" else None) for key in wanted} == wanted:
+        made = {key: report.get(key) for key in wanted}
+        made["demand_scale"] = report.get("demand_scale", 1.0)  # older reports: the days as they are
+        if made == wanted:
             return report
     spec = str(AgentSpec("sac", str(run_dir)))
     report = (
