@@ -23,7 +23,7 @@ def test_a_demand_scale_multiplies_the_loads_the_productions_and_their_forecasts
     np.testing.assert_allclose(heavy.load_q, 1.1 * plain.load_q, rtol=1e-5)
     # the generators (but the slack, which takes the losses) follow the loads
     assert np.sum(heavy.gen_p) == pytest.approx(1.1 * np.sum(plain.gen_p), rel=0.01)
-    (load_p, _, prod_p, _), (plain_load_p, _, plain_prod_p, _) = (
+    (prod_p, _, load_p, _), (plain_prod_p, _, plain_load_p, _) = (  # grid2op: productions first
         obs.get_forecasted_inj(1) for obs in (heavy, plain)
     )
     np.testing.assert_allclose(load_p, 1.1 * plain_load_p, rtol=1e-5)
