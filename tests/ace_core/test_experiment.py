@@ -71,12 +71,14 @@ def test_a_tiny_ablation_writes_tables_and_curves(tmp_path):
 
 
 def test_runs_trained_on_heavier_days_are_tested_on_them_and_again_at_another_scale(tmp_path):
-    run_ablations(TrainConfig(**BASE, demand_scale=1.1), tmp_path, 1, ["sac"], 1, (0,))
+    heavier = run_ablations(TrainConfig(**BASE, demand_scale=1.1), tmp_path, 1, ["sac"], 1, (0,))
     report_path = tmp_path / "sac" / "seed0" / "test_report.json"
-    assert json.loads(report_path.read_text())["demand_scale"] == 1.1
+    assert json.loads(report_path.read_text())["demand_scale"] == 1.1  # the Runner's own record
     assert "every load and production x1.1 (as in training)" in (tmp_path / "ablations.md").read_text()
-    run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0,))  # the days as they are
+    as_they_are = run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0,))
     assert json.loads(report_path.read_text())["demand_scale"] == 1.0
+    # the same policy played the same day at another scale: the heavier one was really played
+    assert heavier["runs"][0]["test_reward"] != as_they_are["runs"][0]["test_reward"]
 
 
 def test_unsafe_picks_count_illegal_moves_game_overs_and_lines_at_their_limit(tmp_path):
