@@ -45,7 +45,9 @@ At each step:
    ``gain`` (0 by default): moves that each take a little off an overload that stays would
    otherwise pile up until grid2op finds no dispatch that meets the ramps, and every simulation
    fails (``ImpossibleRedispatching``). A move stays in force until released (grid2op keeps
-   redispatch and curtailment).
+   redispatch and curtailment). With ``swap=1``, while moves are in force each proposal is also
+   simulated in their place (:func:`~ace_core.grid.flex.proposals.swap_move`: the release of step
+   4 played with it), up to 2K more simulations; on a tie in max rho the swap wins.
 
 Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
 ``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
@@ -66,7 +68,7 @@ from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.contingency import N1Screen, screen_actions
 from ace_core.grid.flex.moves import FlexMove, move_cost, supported_kinds
-from ace_core.grid.flex.proposals import release_move, relief_moves
+from ace_core.grid.flex.proposals import release_move, relief_moves, swap_move
 from ace_core.grid.flex.sensitivity import sensitivities
 from ace_core.grid.outcome import max_rho_after
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
@@ -227,21 +229,35 @@ class Expert:
                 kinds=supported_kinds(self.g2op_space),
             )
         )
+        swaps = self._swaps(obs, moves)
         tops = list(dict.fromkeys([default, search.action]))
-        tried = [(top, move) for move in moves for top in tops]
+        tried = [(top, move) for move in [*moves, *swaps] for top in tops]
         rhos = [self._simulate_with(obs, top, move) for top, move in tried]
         spent = 1 + len(tried)  # the sensitivities' own simulation of doing nothing
         if not tried:
             return replace(search, flexed=spent)
+        swapped = set(swaps)
         best = min(
             range(len(tried)),
-            key=lambda k: (round(rhos[k], 3), move_cost(obs, tried[k][1]).euros_per_hour),
+            key=lambda k: (
+                round(rhos[k], 3),
+                tried[k][1] not in swapped,
+                move_cost(obs, tried[k][1]).euros_per_hour,
+            ),
         )
         relieved = rhos[best] < self.config.threshold or picked - rhos[best] >= self.config.gain
         if not (round(rhos[best], 3) < round(picked, 3) and relieved):
             return replace(search, flexed=spent)
         top, move = tried[best]
         return replace(search, action=top, move=move, flexed=spent)
+
+    def _swaps(self, obs, moves: list[FlexMove]) -> list[FlexMove]:
+        """With ``swap``: each move in place of the moves in force (none when nothing is in force)."""
+        release = release_move(obs) if self.config.swap else None
+        if release is None:
+            return []
+        swaps = (swap_move(obs, move, release) for move in moves)
+        return list(dict.fromkeys(swap for swap in swaps if swap is not None))
 
     def _simulate_with(self, obs, index: int, move: FlexMove) -> float:
         action = self.space.to_grid2op(index, self.g2op_space) + move.to_grid2op(self.g2op_space)

@@ -35,6 +35,10 @@ class ExpertConfig:
     """with ``flex``: a continuous move that leaves max rho at the threshold is played only if it
     lowers the pick's simulated max rho by at least this much (0: any strict drop, to 1e-3), so
     that moves worth little do not pile up (see step 5)"""
+    swap: int = 0
+    """with ``flex``: 1 also tries each continuous move in place of the moves in force (released as
+    far as one step allows), so a new move can replace them rather than add to them (0: off; see
+    step 5)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -46,7 +50,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain")
+_ADDED_LATER = ("n1", "flex", "gain", "swap")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -80,9 +84,10 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or config.lines < 1
         or min(config.learned, config.n1, config.flex) < 0
         or not 0 <= config.gain < 1
+        or config.swap not in (0, 1)
     ):
         raise AgentSpecError(
-            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0 and "
-            f"0 <= gain < 1, got {argument!r}"
+            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, "
+            f"0 <= gain < 1 and swap 0 or 1, got {argument!r}"
         )
     return config

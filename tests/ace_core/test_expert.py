@@ -15,6 +15,7 @@ from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
 from ace_core.grid.contingency import screen_actions
+from ace_core.grid.flex.moves import FlexMove
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -180,6 +181,32 @@ def test_a_move_worth_less_than_the_gain_asked_is_not_played(tight_sandbox, tigh
     assert "gain" not in ExpertConfig().key() and ExpertConfig(gain=0.02).key()["gain"] == 0.02
     with pytest.raises(AgentSpecError, match="0 <= gain < 1"):
         parse_expert_spec("flex=4,gain=1.5")
+
+
+def test_with_swap_a_new_move_replaces_a_move_in_force_that_loads_the_line(tight_sandbox, tight_obs):
+    """A pair in force that loads the overloaded line: the expert that only adds keeps it under
+    its new move; with ``swap=1`` the new move is played in its place, and the grid is lighter."""
+    g2op = tight_sandbox.action_space
+    space = build_action_space(tight_sandbox)
+    harmful = FlexMove(redispatch=((0, -3.0), (5, 3.0)))
+    assert tight_obs.simulate(harmful.to_grid2op(g2op))[0].rho.max() > tight_obs.rho.max()
+    obs, *_ = tight_sandbox.step(harmful.to_grid2op(g2op))
+    adding = Greedy(tight_sandbox, space, config=parse_expert_spec("budget=1,flex=4")).expert.search(obs)
+    swapping = Greedy(tight_sandbox, space, config=parse_expert_spec("budget=1,flex=4,swap=1")).expert.search(
+        obs
+    )
+    assert swapping.flexed > adding.flexed  # the swaps are simulated beside the moves
+
+    def after(search):
+        return obs.simulate(g2op({}) + search.move.to_grid2op(g2op))[0]
+
+    kept, swapped = after(adding), after(swapping)
+    assert kept.target_dispatch[0] == pytest.approx(-3.0)  # the harmful move stays in force
+    assert swapped.target_dispatch[0] == pytest.approx(0.0)  # released with the new move
+    assert swapped.rho.max() < kept.rho.max() - 0.01
+    assert "swap" not in ExpertConfig().key() and ExpertConfig(swap=1).key()["swap"] == 1
+    with pytest.raises(AgentSpecError, match="swap 0 or 1"):
+        parse_expert_spec("flex=4,swap=2")
 
 
 def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):

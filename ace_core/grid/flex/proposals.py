@@ -22,7 +22,8 @@ limits of :mod:`~ace_core.grid.flex.moves` (so none is refused) and judged by si
 caller.
 
 :func:`release_move` undoes what is no longer needed: the redispatch brought back towards zero
-within each ramp, curtailment lifted, storage idle.
+within each ramp, curtailment lifted, storage idle. :func:`swap_move` plays a new move with that
+release, so the expert can replace the moves in force rather than add to them.
 """
 
 from __future__ import annotations
@@ -201,3 +202,18 @@ def release_move(obs) -> FlexMove | None:
     storage = [(int(s), 0.0) for s in range(obs.n_storage) if abs(float(obs.storage_power_target[s])) > 0.05]
     move = FlexMove(tuple(redispatch), tuple(curtail), tuple(storage))
     return move if move and not refusal(obs, move) else None
+
+
+def swap_move(obs, move: FlexMove, release: FlexMove) -> FlexMove | None:
+    """``move`` in place of the moves in force: ``release`` (:func:`release_move` of ``obs``) played
+    with it, the two redispatches of a generator added, ``move``'s curtailment and storage
+    setpoints over the release's; None when the sum is refused or changes nothing."""
+    redispatch = {gen: float(mw) for gen, mw in release.redispatch}
+    for gen, mw in move.redispatch:
+        redispatch[gen] = round(float(redispatch.get(gen, 0.0) + mw), 2)
+    swapped = FlexMove(
+        tuple(sorted((g, mw) for g, mw in redispatch.items() if abs(mw) >= 0.05)),
+        tuple(sorted({**dict(release.curtail), **dict(move.curtail)}.items())),
+        tuple(sorted({**dict(release.storage), **dict(move.storage)}.items())),
+    )
+    return swapped if swapped and swapped != move and not refusal(obs, swapped) else None

@@ -20,6 +20,8 @@ max_rhos = st.none() | st.floats(min_value=0, exclude_min=True, allow_infinity=F
 def _setting(name: str, default) -> st.SearchStrategy[str]:
     if isinstance(default, str):
         values = st.text(st.characters(blacklist_characters=","), max_size=20)
+    elif name == "swap":  # on or off
+        values = st.integers(0, 1).map(str)
     elif isinstance(default, int):
         values = st.integers(1, 10**6).map(str)
     elif name == "gain":  # a share of max rho
@@ -49,6 +51,7 @@ def checked_specs(draw) -> AgentSpec:
     flags["expert"] = flags["expert"] and stop is not None  # the fallback needs a stop
     budget = draw(ks) if flags["expert"] else None  # and a budget needs the fallback
     flex = draw(st.integers(0, 64)) if flags["expert"] and flags["revert"] else 0  # moves need both
+    flags["swap"] = flags["swap"] and flex > 0  # and a swap needs moves
     return AgentSpec(
         "sac-checked",
         draw(paths),
@@ -99,6 +102,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=200",
         "sac-checked:runs/a:revert",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=50:revert:flex=4",
+        "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=30:revert:flex=4:swap",
     ],
 )
 def test_a_spec_written_in_order_is_written_back_as_it_is(text):
@@ -135,6 +139,7 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
             "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=0",
             "the number of continuous moves must be a positive",
         ),
+        ("sac-checked:runs/a:3:stop=0.9:expert:revert:swap", "sac-checked's swap needs flex"),
         (
             "sac-checked:runs/a:3:stop=0.9:expert:flex=4",
             "sac-checked's flex needs the expert fallback and revert",
