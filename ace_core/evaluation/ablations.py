@@ -26,7 +26,9 @@ after LoRA rounds), ``runs.csv`` (one row per run),
 ``curves.csv`` and ``curves.svg`` (training survival per episode window against environment
 steps, mean over seeds), and each run's own directory. Runs that already hold a ``summary.json``
 are reused, so an interrupted experiment continues where it stopped; so are their test reports,
-unless ``--eval-seeds`` or ``--eval-episodes`` changed.
+unless ``--eval-seeds`` or ``--eval-episodes`` changed. A finished run trained with other settings
+(another ``--steps`` or ``--demand-scale``, say) is refused before anything runs, as
+``train --resume`` refuses it.
 """
 
 from __future__ import annotations
@@ -78,9 +80,10 @@ def run_ablations(
 ) -> dict:
     from ace_core.training import run
 
-    for name in variants:
-        variant_config(base, name, 0)  # every variant's settings are valid before anything runs
     out = Path(out)
+    for name in variants:
+        for seed in range(seeds):  # every variant's settings are valid and match its finished runs
+            _check_reusable(variant_config(base, name, seed), out / name / f"seed{seed}")
     out.mkdir(parents=True, exist_ok=True)
     runs = []
     for name in variants:
@@ -120,6 +123,21 @@ def run_ablations(
     table = _aggregate(runs, variants)
     _write_outputs(out, base, runs, table, variants, seeds, eval_episodes, eval_seeds, command)
     return {"runs": runs, "table": table}
+
+
+def _check_reusable(config: TrainConfig, run_dir: Path) -> None:
+    """A finished run at ``run_dir`` is reused only when it was trained with ``config``'s settings;
+    ConfigError naming those that differ otherwise (nothing is trained or evaluated then)."""
+    from ace_core.checkpoint import load_checkpoint
+
+    if not (run_dir / "summary.json").exists():
+        return
+    changed = config.differences(load_checkpoint(run_dir)["config"])
+    if changed:
+        raise ConfigError(
+            f"{run_dir} holds a run trained with other settings ({', '.join(changed)} differ); "
+            "remove it to train it again, or give another --out"
+        )
 
 
 def _test_report(

@@ -8,6 +8,7 @@ import pytest
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.evaluation.ablations import first_round_acceptance, run_ablations, unsafe_share, variant_config
+from ace_core.evaluation.runner import evaluate
 from ace_core.evaluation.svg import line_chart
 from ace_core.evaluation.table import agent_groups, run_table, split_agents
 from tests.sandbox_settings import sandbox_settings
@@ -70,15 +71,23 @@ def test_a_tiny_ablation_writes_tables_and_curves(tmp_path):
     assert report["seeds"] == [0, 1] and len(report["episodes"]) == 2
 
 
-def test_runs_trained_on_heavier_days_are_tested_on_them_and_again_at_another_scale(tmp_path):
+def test_runs_trained_on_heavier_days_are_tested_on_them_and_refused_at_another_scale(tmp_path):
     heavier = run_ablations(TrainConfig(**BASE, demand_scale=1.1), tmp_path, 1, ["sac"], 1, (0,))
-    report_path = tmp_path / "sac" / "seed0" / "test_report.json"
-    assert json.loads(report_path.read_text())["demand_scale"] == 1.1  # the Runner's own record
+    run_dir = tmp_path / "sac" / "seed0"
+    report = json.loads((run_dir / "test_report.json").read_text())
+    assert report["demand_scale"] == 1.1  # the Runner's own record
     assert "every load and production x1.1 (as in training)" in (tmp_path / "ablations.md").read_text()
-    as_they_are = run_ablations(TrainConfig(**BASE), tmp_path, 1, ["sac"], 1, (0,))
-    assert json.loads(report_path.read_text())["demand_scale"] == 1.0
-    # the same policy played the same day at another scale: the heavier one was really played
-    assert heavier["runs"][0]["test_reward"] != as_they_are["runs"][0]["test_reward"]
+    # the same policy on the same day as it is: the heavier one was really played
+    as_they_are = evaluate(TrainConfig(**BASE).env, f"sac:{run_dir}", "test", 1, seeds=(0,))
+    assert as_they_are["reward_mean"] != heavier["runs"][0]["test_reward"]
+    # a finished run trained with other settings is refused, not reused: nothing is written
+    for other in (TrainConfig(**BASE), TrainConfig(**{**BASE, "demand_scale": 1.1, "steps": 80})):
+        with pytest.raises(
+            ConfigError,
+            match=r"sac/seed0 holds a run trained with other settings \((demand_scale|steps) differ\)",
+        ):
+            run_ablations(other, tmp_path, 1, ["sac"], 1, (0,))
+    assert json.loads((run_dir / "test_report.json").read_text()) == report
 
 
 def test_unsafe_picks_count_illegal_moves_game_overs_and_lines_at_their_limit(tmp_path):
