@@ -47,7 +47,9 @@ At each step:
    fails (``ImpossibleRedispatching``). A move stays in force until released (grid2op keeps
    redispatch and curtailment). With ``swap=1``, while moves are in force each proposal is also
    simulated in their place (:func:`~ace_core.grid.flex.proposals.swap_move`: the release of step
-   4 played with it), up to 2K more simulations; on a tie in max rho the swap wins.
+   4 played with it), up to 2K more simulations; on a tie in max rho the swap wins. With
+   ``exact=1``, a generator's first redispatch is asked less its actual dispatch, so its target
+   moves by the move's MW and does not freeze the curtailment's compensation it carries.
 
 Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
 ``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
@@ -68,7 +70,7 @@ from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.contingency import N1Screen, screen_actions
 from ace_core.grid.flex.moves import FlexMove, move_cost, supported_kinds
-from ace_core.grid.flex.proposals import release_move, relief_moves, swap_move
+from ace_core.grid.flex.proposals import as_target_move, release_move, relief_moves, swap_move
 from ace_core.grid.flex.sensitivity import sensitivities
 from ace_core.grid.outcome import max_rho_after
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
@@ -134,6 +136,13 @@ class Expert:
         self.config = config
         self.mined = list(mined or [])
         self.played: Counter[int] = Counter()
+        self.redispatched: set[int] = set()
+        """generators redispatched by this expert's moves in the episode (``exact``)"""
+
+    def reset(self) -> None:
+        """A new episode: what the search learned and the generators it redispatched are forgotten."""
+        self.played.clear()
+        self.redispatched.clear()
 
     @classmethod
     def from_config(cls, space: ActionSpace, g2op_space, config: ExpertConfig) -> Expert:
@@ -230,9 +239,10 @@ class Expert:
             )
         )
         swaps = self._swaps(obs, moves)
+        asked = {move: self._asked(obs, move) for move in [*moves, *swaps]}
         tops = list(dict.fromkeys([default, search.action]))
-        tried = [(top, move) for move in [*moves, *swaps] for top in tops]
-        rhos = [self._simulate_with(obs, top, move) for top, move in tried]
+        tried = [(top, move) for move in asked for top in tops]
+        rhos = [self._simulate_with(obs, top, asked[move]) for top, move in tried]
         spent = 1 + len(tried)  # the sensitivities' own simulation of doing nothing
         if not tried:
             return replace(search, flexed=spent)
@@ -249,7 +259,8 @@ class Expert:
         if not (round(rhos[best], 3) < round(picked, 3) and relieved):
             return replace(search, flexed=spent)
         top, move = tried[best]
-        return replace(search, action=top, move=move, flexed=spent)
+        self.redispatched.update(gen for gen, _ in move.redispatch)
+        return replace(search, action=top, move=asked[move], flexed=spent)
 
     def _swaps(self, obs, moves: list[FlexMove]) -> list[FlexMove]:
         """With ``swap``: each move in place of the moves in force (none when nothing is in force)."""
@@ -258,6 +269,11 @@ class Expert:
             return []
         swaps = (swap_move(obs, move, release) for move in moves)
         return list(dict.fromkeys(swap for swap in swaps if swap is not None))
+
+    def _asked(self, obs, move: FlexMove) -> FlexMove:
+        """With ``exact``: ``move`` as grid2op must be asked for it (:func:`~ace_core.grid.flex.
+        proposals.as_target_move`, the generators this expert redispatched in the episode known)."""
+        return as_target_move(obs, move, self.redispatched) if self.config.exact else move
 
     def _simulate_with(self, obs, index: int, move: FlexMove) -> float:
         action = self.space.to_grid2op(index, self.g2op_space) + move.to_grid2op(self.g2op_space)

@@ -60,7 +60,7 @@ class Greedy(TimedAgent):
         self.stats["contingency_calls"] = 0  # N-1 screenings of candidates (greedy:n1=K)
 
     def reset(self, obs) -> None:
-        self.expert.played.clear()  # what the search learns stays within an episode
+        self.expert.reset()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:
         search = self.expert.search(obs)

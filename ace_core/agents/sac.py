@@ -114,8 +114,8 @@ class CheckedSacAgent(SacAgent):
 
     def reset(self, obs) -> None:
         self.last_substation = None
-        if self.expert is not None:
-            self.expert.played.clear()  # what the search learns stays within an episode
+        for expert in {id(e): e for e in (self.expert, self.reverter) if e is not None}.values():
+            expert.reset()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:
         action = self._choose(obs)

@@ -39,6 +39,11 @@ class ExpertConfig:
     """with ``flex``: 1 also tries each continuous move in place of the moves in force (released as
     far as one step allows), so a new move can replace them rather than add to them (0: off; see
     step 5)"""
+    exact: int = 0
+    """with ``flex``: 1 asks each redispatch so that the generator's target moves by the move's MW
+    (grid2op sets a generator's first target to its actual dispatch plus the redispatch, which
+    freezes the share of a curtailment's compensation it carries; 0: as grid2op takes it; see
+    step 5)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -50,7 +55,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -85,9 +90,10 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or min(config.learned, config.n1, config.flex) < 0
         or not 0 <= config.gain < 1
         or config.swap not in (0, 1)
+        or config.exact not in (0, 1)
     ):
         raise AgentSpecError(
             "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, "
-            f"0 <= gain < 1 and swap 0 or 1, got {argument!r}"
+            f"0 <= gain < 1, swap and exact 0 or 1, got {argument!r}"
         )
     return config

@@ -205,8 +205,30 @@ def test_with_swap_a_new_move_replaces_a_move_in_force_that_loads_the_line(tight
     assert swapped.target_dispatch[0] == pytest.approx(0.0)  # released with the new move
     assert swapped.rho.max() < kept.rho.max() - 0.01
     assert "swap" not in ExpertConfig().key() and ExpertConfig(swap=1).key()["swap"] == 1
-    with pytest.raises(AgentSpecError, match="swap 0 or 1"):
+    with pytest.raises(AgentSpecError, match="swap and exact 0 or 1"):
         parse_expert_spec("flex=4,swap=2")
+
+
+def test_with_exact_the_expert_moves_targets_by_its_moves_mw_and_forgets_them_each_episode(
+    tight_sandbox, tight_obs
+):
+    """Generators making up for another's redispatch: the exact expert asks its pair so that the
+    targets move by the pair's MW (none of the make-up frozen), remembers the generators it
+    redispatched, and forgets them with the episode."""
+    g2op = tight_sandbox.action_space
+    obs, *_ = tight_sandbox.step(g2op({"redispatch": [(0, -4.0)]}))
+    agent = Greedy(
+        tight_sandbox, build_action_space(tight_sandbox), config=parse_expert_spec("budget=1,flex=4,exact=1")
+    )
+    search = agent.expert.search(obs)
+    assert search.move is not None and search.move.redispatch
+    targets = obs.simulate(g2op({}) + search.move.to_grid2op(g2op))[0].target_dispatch
+    moved = [gen for gen, _ in search.move.redispatch]
+    assert agent.expert.redispatched == set(moved)
+    changed = targets - obs.target_dispatch
+    assert abs(changed[moved].sum()) < 0.1 and abs(changed).max() > 1  # a balanced pair, nothing frozen
+    agent.reset(obs)
+    assert agent.expert.redispatched == set()
 
 
 def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):

@@ -24,12 +24,14 @@ caller.
 :func:`release_move` undoes what is no longer needed: the redispatch brought back towards zero
 within each ramp, curtailment lifted, storage idle. :func:`swap_move` plays a new move with that
 release, so the expert can replace the moves in force rather than add to them.
+:func:`as_target_move` asks a generator's first redispatch so that its target moves by the move's
+MW, not by the move plus the compensation it carries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -217,3 +219,17 @@ def swap_move(obs, move: FlexMove, release: FlexMove) -> FlexMove | None:
         tuple(sorted({**dict(release.storage), **dict(move.storage)}.items())),
     )
     return swapped if swapped and swapped != move and not refusal(obs, swapped) else None
+
+
+def as_target_move(obs, move: FlexMove, redispatched: Collection[int]) -> FlexMove:
+    """``move`` with each redispatch on a generator not yet redispatched in the episode (not in
+    ``redispatched``, target 0) asked less its actual dispatch. grid2op sets such a generator's
+    target to its actual dispatch plus the redispatch: a generator making up for a curtailment
+    would keep that share as a target after the curtailment ends, and targets that no ramp can
+    meet end every simulation (``ImpossibleRedispatching``). Asked this way, its target moves by
+    the move's MW, and the compensation goes on being spread by grid2op."""
+    asked = []
+    for gen, mw in move.redispatch:
+        first = gen not in redispatched and abs(float(obs.target_dispatch[gen])) < 1e-7
+        asked.append((gen, round(mw - float(obs.actual_dispatch[gen]), 2) if first else mw))
+    return replace(move, redispatch=tuple(asked))

@@ -6,7 +6,8 @@ distribution factors: MW on each line per MW injected at each bus, against the s
 generator and storage unit gets the column of the bus it is connected to; a move that changes the
 total injection is balanced by the redispatchable generators (as grid2op balances it), whose
 columns, weighted by their margin up, make the ``balance`` column. About 0.1 ms on the 36-bus grid
-after one simulation of doing nothing (which puts the simulator on the state).
+after one simulation of doing nothing (which puts the simulator on the state); a line that
+simulated step tripped for an overload past its allowance is put back in service on the copy.
 
 A PTDF is exact for the DC model and close for the AC flows of these grids (within a few MW on
 the sandbox and the 36-bus grid); every move it suggests is judged by a full simulation.
@@ -43,6 +44,7 @@ def sensitivities(obs, g2op_space) -> Sensitivities | None:
     try:
         simulate_rho(obs, g2op_space({}))
         grid = obs._obs_env.backend._grid.copy()
+        _reconnect_tripped(grid, obs.line_status)
         grid.dc_pf(np.ones(grid.total_bus(), dtype=complex), 10, 1e-8)
         ptdf = np.asarray(grid.get_ptdf())
         gen_bus = [unit.bus_id for unit in grid.get_generators()]
@@ -59,6 +61,19 @@ def sensitivities(obs, g2op_space) -> Sensitivities | None:
         margin = np.asarray(obs.gen_redispatchable, dtype=float)
     weights = margin / margin.sum() if margin.sum() > 0 else margin
     return Sensitivities(gen, storage, gen @ weights)
+
+
+def _reconnect_tripped(grid, line_status) -> None:
+    """Lines in service in the state that the simulated step tripped (an overload past its
+    allowance) go back in service on the copy: the factors are the state's, and a tripped line
+    would read as carrying nothing, so no move would be proposed for the line that needs one."""
+    lines = len(grid.get_lines())
+    in_copy = [*grid.get_lines_status(), *grid.get_trafo_status()]
+    for line in np.flatnonzero(np.asarray(line_status, dtype=bool) & ~np.asarray(in_copy, dtype=bool)):
+        if line < lines:
+            grid.reactivate_powerline(int(line))
+        else:
+            grid.reactivate_trafo(int(line) - lines)
 
 
 def _columns(lines: np.ndarray, buses: list[int], count: int) -> np.ndarray:

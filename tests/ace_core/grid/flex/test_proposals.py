@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ace_core.grid.flex.moves import FlexMove, refusal
-from ace_core.grid.flex.proposals import release_move, relief_moves
+from ace_core.grid.flex.proposals import as_target_move, release_move, relief_moves
 from ace_core.grid.flex.sensitivity import sensitivities
 from tests.ace_core.conftest import OVERLOADED_LINE
 
@@ -28,6 +28,41 @@ def test_every_relief_is_within_limits_and_takes_flow_off_the_line(tight_sandbox
     flows = [abs(tight_obs.simulate(move.to_grid2op(space))[0].p_or[OVERLOADED_LINE]) for move in moves]
     assert max(flows) < base
     assert min(flows) < base - 2.0  # the best takes MW off, not noise
+
+
+def test_a_line_overloaded_past_its_allowance_keeps_its_factors(tight_sandbox, tight_obs):
+    """Line 0 stays above its limit for two steps: the simulated step then trips it, and the
+    factors, read on the simulator's grid, are still the state's (the line in service)."""
+    space = tight_sandbox.action_space
+    fresh = sensitivities(tight_obs, space)
+    obs = tight_obs
+    for _ in range(2):
+        obs, *_ = tight_sandbox.step(space({}))
+    assert obs.line_status[OVERLOADED_LINE] and obs.timestep_overflow[OVERLOADED_LINE] >= 2
+    assert not obs.simulate(space({}))[0].line_status[OVERLOADED_LINE]  # tripped in the simulation
+    late = sensitivities(obs, space)
+    assert np.allclose(late.gen[OVERLOADED_LINE], fresh.gen[OVERLOADED_LINE])
+    assert np.abs(late.gen[OVERLOADED_LINE]).max() > 0.5
+    assert relief_moves(obs, late, target=0.9)
+
+
+def test_a_first_redispatch_moves_the_target_by_the_moves_mw(tight_sandbox, tight_obs):
+    """Generators 1 and 5 make up for generator 0's redispatch (actual dispatch, no target):
+    grid2op sets a generator's first target to its actual dispatch plus the redispatch, so a pair
+    on them would keep that share as a target; asked as :func:`as_target_move` asks it, each
+    target is the pair's MW."""
+    space = tight_sandbox.action_space
+    obs, *_ = tight_sandbox.step(space({"redispatch": [(0, -4.0)]}))
+    assert abs(obs.actual_dispatch[5]) > 1 and obs.target_dispatch[5] == 0
+    pair = FlexMove(redispatch=((1, 3.0), (5, -3.0)))
+    as_given = obs.simulate(pair.to_grid2op(space))[0].target_dispatch
+    assert as_given[5] == pytest.approx(obs.actual_dispatch[5] - 3.0, abs=0.05)  # the share frozen
+    asked = as_target_move(obs, pair, redispatched=set())
+    targets = obs.simulate(asked.to_grid2op(space))[0].target_dispatch
+    assert targets[[0, 1, 5]] == pytest.approx([-4.0, 3.0, -3.0], abs=0.05)
+    # a generator already redispatched in the episode is asked the move as it is
+    assert as_target_move(obs, pair, redispatched={1, 5}) == pair
+    assert dict(as_target_move(obs, FlexMove(redispatch=((0, 2.0), (5, -2.0))), set()).redispatch)[0] == 2.0
 
 
 def test_a_calm_grid_gets_nothing_and_a_move_in_force_is_released(tight_sandbox, tight_obs):
