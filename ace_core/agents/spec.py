@@ -50,7 +50,8 @@ names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
   curtailment and storage moves are simulated alone and with it, and calm steps release the moves
   in force before putting substations back;
 - ``...:flex=K:swap`` (with ``flex``): the net also tries each move in place of the moves in force,
-  as ``greedy:flex=K,swap=1`` does.
+  as ``greedy:flex=K,swap=1`` does; ``...:flex=K:exact``: its redispatch moves each target by the
+  move's MW, as ``greedy:flex=K,exact=1`` does.
 
 Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
 its *real actions* (an action that changes the grid); evaluation reports the share.
@@ -84,14 +85,16 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:swap]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:swap][:exact]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
 """the kinds that play a trained policy (``KIND:RUN_DIR...``)"""
 DEFAULT_K = {"sac-critic": 1, "sac-checked": DEFAULT_CHECKED_K}
 """K when a spec gives none"""
-CHECKED_FLAGS = ("expert", "revert", "critic", "policy", "steady", "swap")
+CHECKED_FLAGS = ("expert", "revert", "critic", "policy", "steady", "swap", "exact")
+FLEX_FLAGS = ("swap", "exact")
+"""flags of the net's continuous moves, written after ``flex=K``"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +131,8 @@ class AgentSpec:
     """sac-checked with ``expert`` and ``revert``: continuous moves the safety net may try (0: none)"""
     swap: bool = False
     """sac-checked with ``flex``: each move also tried in place of the moves in force"""
+    exact: bool = False
+    """sac-checked with ``flex``: each redispatch moves the generator's target by the move's MW"""
 
     def __post_init__(self) -> None:
         check_spec(self)
@@ -171,12 +176,11 @@ class AgentSpec:
         parts += [
             f"expert={self.expert_budget}" if flag == "expert" and self.expert_budget is not None else flag
             for flag in CHECKED_FLAGS
-            if getattr(self, flag) and flag != "swap"
+            if getattr(self, flag) and flag not in FLEX_FLAGS
         ]
         if self.flex:
             parts.append(f"flex={self.flex}")
-        if self.swap:
-            parts.append("swap")
+        parts += [flag for flag in FLEX_FLAGS if getattr(self, flag)]
         return ":".join(parts)
 
 
@@ -228,11 +232,12 @@ def check_spec(spec: AgentSpec) -> None:
             "sac-checked's flex needs the expert fallback and revert (the net plays continuous moves, "
             "calm steps release them), e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4"
         )
-    if spec.swap and not flex:
-        raise AgentSpecError(
-            "sac-checked's swap needs flex (it swaps continuous moves), "
-            "e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4:swap"
-        )
+    for flag in FLEX_FLAGS:
+        if getattr(spec, flag) and not flex:
+            raise AgentSpecError(
+                f"sac-checked's {flag} needs flex (it changes how continuous moves are played), "
+                f"e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4:{flag}"
+            )
 
 
 def parse_policy(kind: str, argument: str, act: float | None) -> AgentSpec:
@@ -275,7 +280,7 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:swap]``
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:swap][:exact]``
     (its act=R already split off: ``act``)."""
     path, stop, flags, budget, flex = argument, None, set(), None, 0
     head, _, tail = path.rpartition(":")
@@ -341,7 +346,9 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
     expert = None
     if spec.expert or spec.revert:
         budget = {} if spec.expert_budget is None else {"budget": spec.expert_budget}
-        config = ExpertConfig(threshold=threshold, flex=spec.flex, swap=int(spec.swap), **budget)
+        config = ExpertConfig(
+            threshold=threshold, flex=spec.flex, swap=int(spec.swap), exact=int(spec.exact), **budget
+        )
         expert = Expert.from_config(space, env.action_space, config)
     return CheckedSacAgent(
         env,

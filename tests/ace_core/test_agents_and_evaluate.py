@@ -333,6 +333,9 @@ def test_the_safety_net_goes_beyond_topology_and_releases_its_moves_when_calm(
     assert rho["flex"] < rho["topology"] - 0.02
     assert flex.simulate_calls > topology.simulate_calls  # the transfer factors and each move, counted
     assert not flex.expert.config.swap and load_agent(f"{spec}:flex=4:swap", tight_sandbox).expert.config.swap
+    assert (
+        not flex.expert.config.exact and load_agent(f"{spec}:flex=4:exact", tight_sandbox).expert.config.exact
+    )
     obs, *_ = tight_sandbox.step(played["flex"])
     assert abs(obs.target_dispatch).sum() > 0  # the move stays in force
     limits = tight_sandbox.get_thermal_limit()

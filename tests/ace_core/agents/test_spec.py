@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ace_core.agents.deployed import deployed_checked, deployed_plain
-from ace_core.agents.spec import CHECKED_FLAGS, AgentSpec
+from ace_core.agents.spec import CHECKED_FLAGS, FLEX_FLAGS, AgentSpec
 from ace_core.config.expert import ExpertConfig
 from ace_core.errors import AgentSpecError
 
@@ -51,7 +51,8 @@ def checked_specs(draw) -> AgentSpec:
     flags["expert"] = flags["expert"] and stop is not None  # the fallback needs a stop
     budget = draw(ks) if flags["expert"] else None  # and a budget needs the fallback
     flex = draw(st.integers(0, 64)) if flags["expert"] and flags["revert"] else 0  # moves need both
-    flags["swap"] = flags["swap"] and flex > 0  # and a swap needs moves
+    for flag in FLEX_FLAGS:  # and so do the flags of how moves are played
+        flags[flag] = flags[flag] and flex > 0
     return AgentSpec(
         "sac-checked",
         draw(paths),
@@ -103,6 +104,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:revert",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=50:revert:flex=4",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=30:revert:flex=4:swap",
+        "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=30:revert:flex=4:swap:exact",
     ],
 )
 def test_a_spec_written_in_order_is_written_back_as_it_is(text):
@@ -140,6 +142,7 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
             "the number of continuous moves must be a positive",
         ),
         ("sac-checked:runs/a:3:stop=0.9:expert:revert:swap", "sac-checked's swap needs flex"),
+        ("sac-checked:runs/a:3:stop=0.9:expert:revert:exact", "sac-checked's exact needs flex"),
         (
             "sac-checked:runs/a:3:stop=0.9:expert:flex=4",
             "sac-checked's flex needs the expert fallback and revert",
