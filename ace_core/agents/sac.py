@@ -114,7 +114,7 @@ class CheckedSacAgent(SacAgent):
 
     def reset(self, obs) -> None:
         self.last_substation = None
-        for expert in {id(e): e for e in (self.expert, self.reverter) if e is not None}.values():
+        for expert in {self.expert, self.reverter} - {None}:  # often one expert in both roles
             expert.reset()  # what the search learns stays within an episode
 
     def choose(self, obs) -> int:

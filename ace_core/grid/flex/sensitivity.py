@@ -6,7 +6,7 @@ distribution factors: MW on each line per MW injected at each bus, against the s
 generator and storage unit gets the column of the bus it is connected to; a move that changes the
 total injection is balanced by the redispatchable generators (as grid2op balances it), whose
 columns, weighted by their margin up, make the ``balance`` column. About 0.1 ms on the 36-bus grid
-after one simulation of doing nothing (which puts the simulator on the state); a line that
+after one simulation of doing nothing (which puts the simulator on the state); a line that the
 simulated step tripped for an overload past its allowance is put back in service on the copy.
 
 A PTDF is exact for the DC model and close for the AC flows of these grids (within a few MW on
