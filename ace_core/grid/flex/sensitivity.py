@@ -67,8 +67,9 @@ def _reconnect_tripped(grid, line_status) -> None:
     """Lines in service in the state that the simulated step tripped (an overload past its
     allowance) go back in service on the copy: the factors are the state's, and a tripped line
     would read as carrying nothing, so no move would be proposed for the line that needs one."""
-    lines = len(grid.get_lines())
-    in_copy = [*grid.get_lines_status(), *grid.get_trafo_status()]
+    line_in = grid.get_lines_status()
+    in_copy = [*line_in, *grid.get_trafo_status()]
+    lines = len(line_in)
     for line in np.flatnonzero(np.asarray(line_status, dtype=bool) & ~np.asarray(in_copy, dtype=bool)):
         if line < lines:
             grid.reactivate_powerline(int(line))
