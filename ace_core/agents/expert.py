@@ -34,7 +34,10 @@ At each step:
    back to the reference topology and play the best one if its simulated max rho stays below
    ``safe``; otherwise the default. With ``flex``, first: when continuous moves are in force
    (redispatch, curtailment, storage), release them as far as one step allows
-   (:func:`~ace_core.grid.flex.proposals.release_move`) if the grid stays below ``safe``.
+   (:func:`~ace_core.grid.flex.proposals.release_move`) if the grid stays below ``safe``. With
+   ``release=R`` (between ``safe`` and ``threshold``), the moves are released so on any step below
+   R whose release keeps the simulated max rho below R, so moves do not stay in force through
+   hours of max rho between ``safe`` and the threshold.
 5. **Beyond topology** (``flex=K``, off by default): when the pick of step 3 does not bring the
    simulated max rho under ``threshold``, up to K continuous moves are proposed from the most
    loaded line's transfer factors (:mod:`ace_core.grid.flex`: redispatch pairs, curtailment,
@@ -205,11 +208,12 @@ class Expert:
             if search.action >= self.space.first_topology:
                 self.played[search.action] += 1
             return search
-        if self.config.flex and obs.rho.max() < self.config.safe:
+        below = self.config.release or self.config.safe
+        if self.config.flex and obs.rho.max() < below:
             release = release_move(obs)
             if release is not None:
                 rho = self._simulate_with(obs, default, release)
-                if rho < self.config.safe:
+                if rho < below:
                     return Search(default, [], [], False, move=release, flexed=1)
         if default == 0 and obs.rho.max() < self.config.safe:
             revert = cand.reference_topologies(obs, self.space)

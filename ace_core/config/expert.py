@@ -44,6 +44,10 @@ class ExpertConfig:
     (grid2op sets a generator's first target to its actual dispatch plus the redispatch, which
     freezes the share of a curtailment's compensation it carries; 0: as grid2op takes it; see
     step 5)"""
+    release: float = 0.0
+    """with ``flex``: the moves in force are released (as far as one step allows) on any step whose
+    max rho is below this and where the release keeps the simulated max rho below it too, up to
+    the threshold (0: ``safe``, calm steps only; see step 4)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -55,7 +59,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -91,9 +95,11 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or not 0 <= config.gain < 1
         or config.swap not in (0, 1)
         or config.exact not in (0, 1)
+        or not (config.release == 0 or config.safe <= config.release <= config.threshold)
     ):
         raise AgentSpecError(
             "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, "
-            f"0 <= gain < 1, swap and exact 0 or 1, got {argument!r}"
+            "0 <= gain < 1, swap and exact 0 or 1, release 0 or between safe and threshold, "
+            f"got {argument!r}"
         )
     return config

@@ -231,6 +231,31 @@ def test_with_exact_the_expert_moves_targets_by_its_moves_mw_and_forgets_them_ea
     assert agent.expert.redispatched == set()
 
 
+def test_with_release_the_moves_in_force_are_released_between_safe_and_the_threshold(
+    tight_sandbox, tight_obs
+):
+    """A pair in force on a grid at max rho 1.13, between ``safe`` (0.5) and the threshold (1.3):
+    the expert that releases only on calm steps keeps it; with ``release=1.3`` the release is
+    simulated and played, and a release below the grid's max rho is not tried."""
+    g2op = tight_sandbox.action_space
+    space = build_action_space(tight_sandbox)
+    obs, *_ = tight_sandbox.step(FlexMove(redispatch=((0, -3.0), (5, 3.0))).to_grid2op(g2op))
+    assert 0.5 < obs.rho.max() < 1.3
+
+    def search(settings):
+        return Greedy(tight_sandbox, space, config=parse_expert_spec(settings)).expert.search(obs)
+
+    calm_only = search("budget=1,flex=4,threshold=1.3,safe=0.5")
+    assert calm_only.move is None and calm_only.flexed == 0
+    released = search("budget=1,flex=4,threshold=1.3,safe=0.5,release=1.3")
+    assert released.action == 0 and released.flexed == 1
+    assert dict(released.move.redispatch) == {0: pytest.approx(3.0), 5: pytest.approx(-3.0)}
+    assert search("budget=1,flex=4,threshold=1.3,safe=0.5,release=0.9").move is None
+    assert "release" not in ExpertConfig().key() and ExpertConfig(release=0.85).key()["release"] == 0.85
+    with pytest.raises(AgentSpecError, match="release 0 or between safe and threshold"):
+        parse_expert_spec("flex=4,release=0.95")
+
+
 def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):
     agent = Greedy(
         tight_sandbox, build_action_space(tight_sandbox), config=parse_expert_spec("budget=1,flex=4")
