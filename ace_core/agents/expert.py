@@ -35,9 +35,9 @@ At each step:
    ``safe``; otherwise the default. With ``flex``, first: when continuous moves are in force
    (redispatch, curtailment, storage), release them as far as one step allows
    (:func:`~ace_core.grid.flex.proposals.release_move`) if the grid stays below ``safe``. With
-   ``release=R`` (between ``safe`` and ``threshold``), the moves are released so on any step below
-   R whose release keeps the simulated max rho below R, so moves do not stay in force through
-   hours of max rho between ``safe`` and the threshold.
+   ``release=R`` (between ``safe`` and ``threshold``), the same release is tried on any step below
+   R and played if its simulated max rho stays below R, so that moves do not stay in force
+   through hours of max rho between ``safe`` and the threshold.
 5. **Beyond topology** (``flex=K``, off by default): when the pick of step 3 does not bring the
    simulated max rho under ``threshold``, up to K continuous moves are proposed from the most
    loaded line's transfer factors (:mod:`ace_core.grid.flex`: redispatch pairs, curtailment,
