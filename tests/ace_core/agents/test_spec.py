@@ -26,9 +26,17 @@ def _setting(name: str, default) -> st.SearchStrategy[str]:
         values = st.integers(1, 10**6).map(str)
     elif name == "gain":  # a share of max rho
         values = st.floats(min_value=0, max_value=1, exclude_max=True).map(repr)
+    elif name == "release":  # off, or between the default safe and threshold
+        values = st.sampled_from(["0.0", "0.85"])
     else:
         values = st.floats(allow_nan=False, allow_infinity=False).map(repr)
     return values.map(lambda value: f"{name}={value}")
+
+
+def _release_within_the_defaults(items: list[str]) -> bool:
+    """A release is drawn between the default safe and threshold, so neither is drawn beside it."""
+    released = any(item.startswith("release=0.85") for item in items)
+    return not (released and any(item.startswith(("threshold=", "safe=")) for item in items))
 
 
 greedy_settings = st.one_of(
@@ -40,7 +48,9 @@ greedy_settings = st.one_of(
         ),
         min_size=1,
         max_size=4,
-    ).map(",".join),
+    )
+    .filter(_release_within_the_defaults)
+    .map(",".join),
 )
 
 
