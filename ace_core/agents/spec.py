@@ -51,7 +51,9 @@ names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
   in force before putting substations back;
 - ``...:flex=K:swap`` (with ``flex``): the net also tries each move in place of the moves in force,
   as ``greedy:flex=K,swap=1`` does; ``...:flex=K:exact``: its redispatch moves each target by the
-  move's MW, as ``greedy:flex=K,exact=1`` does.
+  move's MW, as ``greedy:flex=K,exact=1`` does; ``...:flex=K:release=R``: the moves in force are
+  released on any step below R (between the expert's ``safe`` and the net's threshold), not only on
+  calm steps, as ``greedy:flex=K,release=R`` does.
 
 Every agent counts its *decisions* (steps where max rho reached its threshold) and, among them,
 its *real actions* (an action that changes the grid); evaluation reports the share.
@@ -85,7 +87,7 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:swap][:exact]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:release=R][:swap][:exact]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
@@ -133,6 +135,8 @@ class AgentSpec:
     """sac-checked with ``flex``: each move also tried in place of the moves in force"""
     exact: bool = False
     """sac-checked with ``flex``: each redispatch moves the generator's target by the move's MW"""
+    release: float | None = None
+    """sac-checked with ``flex``: release the moves in force on any step below this max rho"""
 
     def __post_init__(self) -> None:
         check_spec(self)
@@ -180,6 +184,8 @@ class AgentSpec:
         ]
         if self.flex:
             parts.append(f"flex={self.flex}")
+        if self.release is not None:
+            parts.append(f"release={self.release!r}")
         parts += [flag for flag in FLEX_FLAGS if getattr(self, flag)]
         return ":".join(parts)
 
@@ -199,7 +205,7 @@ def check_spec(spec: AgentSpec) -> None:
         "greedy": {"settings"},
         "sac": {"path", "act"},
         "sac-critic": {"path", "k", "act"},
-        "sac-checked": {"path", "k", "stop", "act", "expert_budget", "flex", *CHECKED_FLAGS},
+        "sac-checked": {"path", "k", "stop", "act", "expert_budget", "flex", "release", *CHECKED_FLAGS},
     }.get(spec.kind, set())
     for field in dataclasses.fields(spec):
         if field.name not in taken | {"kind"} and getattr(spec, field.name) != field.default:
@@ -208,7 +214,7 @@ def check_spec(spec: AgentSpec) -> None:
         raise AgentSpecError(f"{spec.kind} needs the path of a run directory or checkpoint")
     if spec.k is not None and (isinstance(spec.k, bool) or not isinstance(spec.k, int) or spec.k < 1):
         raise AgentSpecError(f"{spec.kind} K {spec.k!r} must be a positive integer")
-    for name in ("stop", "act"):
+    for name in ("stop", "act", "release"):
         value = getattr(spec, name)
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if value is not None and not (number and 0 < value < math.inf):
@@ -232,11 +238,12 @@ def check_spec(spec: AgentSpec) -> None:
             "sac-checked's flex needs the expert fallback and revert (the net plays continuous moves, "
             "calm steps release them), e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4"
         )
-    for flag in FLEX_FLAGS:
+    for flag in (*FLEX_FLAGS, "release"):
         if getattr(spec, flag) and not flex:
+            example = "release=0.85" if flag == "release" else flag
             raise AgentSpecError(
                 f"sac-checked's {flag} needs flex (it changes how continuous moves are played), "
-                f"e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4:{flag}"
+                f"e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4:{example}"
             )
 
 
@@ -280,27 +287,21 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:swap][:exact]``
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:release=R][:swap][:exact]``
     (its act=R already split off: ``act``)."""
-    path, stop, flags, budget, flex = argument, None, set(), None, 0
+    path, stop, flags, budget, flex, release = argument, None, set(), None, 0, None
     head, _, tail = path.rpartition(":")
-    while head and (tail in CHECKED_FLAGS or tail.startswith(("expert=", "flex="))):
+    while head and (tail in CHECKED_FLAGS or tail.startswith(("expert=", "flex=", "release="))):
         if tail.startswith("expert="):
             budget = _positive_count(tail, "the expert's budget", "expert=200")
         if tail.startswith("flex="):
             flex = _positive_count(tail, "the number of continuous moves", "expert=50:revert:flex=4")
+        if tail.startswith("release="):
+            release = _max_rho(tail, "flex=4:release=0.85")
         path, flags = head, flags | {tail.partition("=")[0]}
         head, _, tail = path.rpartition(":")
     if head and tail.startswith("stop="):
-        try:
-            stop = float(tail.removeprefix("stop="))
-        except ValueError:
-            stop = None
-        if stop is None or not (0 < stop < float("inf")):
-            raise AgentSpecError(
-                f"sac-checked stop {tail!r} must be a positive max rho, e.g. sac-checked:runs/a:10:stop=1.0"
-            )
-        path = head
+        stop, path = _max_rho(tail, "10:stop=1.0"), head
     if "expert" in flags and stop is None:
         raise AgentSpecError(
             "sac-checked's expert fallback needs a stop (it searches when no candidate is below it), "
@@ -309,8 +310,30 @@ def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
     path, k = parse_k("sac-checked", path)
     flags_set = {flag: flag in flags for flag in CHECKED_FLAGS}
     return AgentSpec(
-        "sac-checked", path, k=k, stop=stop, act=act, expert_budget=budget, flex=flex, **flags_set
+        "sac-checked",
+        path,
+        k=k,
+        stop=stop,
+        act=act,
+        expert_budget=budget,
+        flex=flex,
+        release=release,
+        **flags_set,
     )
+
+
+def _max_rho(part: str, example: str) -> float:
+    """R of a ``stop=R`` or ``release=R`` part: a positive max rho, or AgentSpecError with an example."""
+    name, _, value = part.partition("=")
+    try:
+        rho = float(value)
+    except ValueError:
+        rho = math.nan
+    if not 0 < rho < math.inf:
+        raise AgentSpecError(
+            f"sac-checked {name} {part!r} must be a positive max rho, e.g. sac-checked:runs/a:{example}"
+        )
+    return rho
 
 
 def _positive_count(part: str, what: str, example: str) -> int:
@@ -347,8 +370,18 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
     if spec.expert or spec.revert:
         budget = {} if spec.expert_budget is None else {"budget": spec.expert_budget}
         config = ExpertConfig(
-            threshold=threshold, flex=spec.flex, swap=int(spec.swap), exact=int(spec.exact), **budget
+            threshold=threshold,
+            flex=spec.flex,
+            swap=int(spec.swap),
+            exact=int(spec.exact),
+            release=spec.release or 0.0,
+            **budget,
         )
+        if spec.release is not None and not config.safe <= spec.release <= threshold:
+            raise AgentSpecError(
+                f"sac-checked release={spec.release!r} must lie between the expert's safe ({config.safe}) "
+                f"and the max rho the policy acts from ({threshold})"
+            )
         expert = Expert.from_config(space, env.action_space, config)
     return CheckedSacAgent(
         env,

@@ -336,6 +336,10 @@ def test_the_safety_net_goes_beyond_topology_and_releases_its_moves_when_calm(
     assert (
         not flex.expert.config.exact and load_agent(f"{spec}:flex=4:exact", tight_sandbox).expert.config.exact
     )
+    released = load_agent(f"{spec}:act=0.9:flex=4:release=0.85", tight_sandbox)
+    assert not flex.expert.config.release and released.expert.config.release == 0.85
+    with pytest.raises(AgentSpecError, match=r"release=0.95 must lie between the expert's safe \(0.8\) and"):
+        load_agent(f"{spec}:act=0.9:flex=4:release=0.95", tight_sandbox)  # above the net's threshold
     obs, *_ = tight_sandbox.step(played["flex"])
     assert abs(obs.target_dispatch).sum() > 0  # the move stays in force
     limits = tight_sandbox.get_thermal_limit()

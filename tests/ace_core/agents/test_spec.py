@@ -63,6 +63,7 @@ def checked_specs(draw) -> AgentSpec:
     flex = draw(st.integers(0, 64)) if flags["expert"] and flags["revert"] else 0  # moves need both
     for flag in FLEX_FLAGS:  # and so do the flags of how moves are played
         flags[flag] = flags[flag] and flex > 0
+    release = draw(max_rhos) if flex else None  # and the release of the moves in force
     return AgentSpec(
         "sac-checked",
         draw(paths),
@@ -71,6 +72,7 @@ def checked_specs(draw) -> AgentSpec:
         act=draw(max_rhos),
         expert_budget=budget,
         flex=flex,
+        release=release,
         **flags,
     )
 
@@ -115,6 +117,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=50:revert:flex=4",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=30:revert:flex=4:swap",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=30:revert:flex=4:swap:exact",
+        "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=30:revert:flex=4:release=0.85",
     ],
 )
 def test_a_spec_written_in_order_is_written_back_as_it_is(text):
@@ -153,6 +156,19 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
         ),
         ("sac-checked:runs/a:3:stop=0.9:expert:revert:swap", "sac-checked's swap needs flex"),
         ("sac-checked:runs/a:3:stop=0.9:expert:revert:exact", "sac-checked's exact needs flex"),
+        (
+            "sac-checked:runs/a:3:stop=0.9:expert:revert:release=0.85",
+            "sac-checked's release needs flex (it changes how continuous moves are played), "
+            "e.g. sac-checked:runs/a:50:stop=0.9:expert=50:revert:flex=4:release=0.85",
+        ),
+        (
+            "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=4:release=soon",
+            "sac-checked release 'release=soon' must be a positive max rho, e.g. sac-checked:runs/a:flex=4:release=0.85",
+        ),
+        (
+            "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=4:release=0",
+            "'release=0' must be a positive max rho",
+        ),
         (
             "sac-checked:runs/a:3:stop=0.9:expert:flex=4",
             "sac-checked's flex needs the expert fallback and revert",
