@@ -47,7 +47,8 @@ class ExpertConfig:
     release: float = 0.0
     """with ``flex``: the moves in force are released (as far as one step allows) on any step whose
     max rho is below this and where the release keeps the simulated max rho below it too, up to
-    the threshold (0: ``safe``, calm steps only; see step 4)"""
+    the threshold (0: ``safe``, calm steps only; see step 4). The 36-bus validation days chose 0.85,
+    the 118-bus ones none (figures: docs/results-stress.md, "Releasing the moves in force")"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
