@@ -297,7 +297,7 @@ def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
         if tail.startswith("flex="):
             flex = _positive_count(tail, "the number of continuous moves", "expert=50:revert:flex=4")
         if tail.startswith("release="):
-            release = _max_rho(tail, "flex=4:release=0.85")
+            release = _max_rho(tail, "50:stop=0.9:expert=30:revert:flex=4:release=0.85")
         path, flags = head, flags | {tail.partition("=")[0]}
         head, _, tail = path.rpartition(":")
     if head and tail.startswith("stop="):

@@ -163,7 +163,8 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
         ),
         (
             "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=4:release=soon",
-            "sac-checked release 'release=soon' must be a positive max rho, e.g. sac-checked:runs/a:flex=4:release=0.85",
+            "sac-checked release 'release=soon' must be a positive max rho, "
+            "e.g. sac-checked:runs/a:50:stop=0.9:expert=30:revert:flex=4:release=0.85",
         ),
         (
             "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=4:release=0",
