@@ -178,7 +178,8 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 validates the clone. Deployed checked (top 50, stop 0.9, a safety net of 30
                 simulations that also redispatches, curtails and uses storage) it holds the
                 expert's survival on ordinary days, up to x1.10 and in the storm with a tenth of
-                its simulations or less, and falls 0.002 short of it at x1.15; plain it is above
+                its simulations or less, and at x1.15 when its moves are released below max rho
+                0.85, as deployed; plain it is above
                 doing nothing on every stress row. As one run with --workers 2 (the mines on two
                 Ray workers) it took 11.5 min here, its clone the command line's, weight for
                 weight. Figures: docs/results-stress.md (a safety net beyond topology, and the

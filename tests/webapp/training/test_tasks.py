@@ -180,7 +180,7 @@ def test_an_evaluation_checks_each_grid_policy_as_that_grid_deploys_it(settings,
     settings.GRIDACE_CHECKED_AGENT = None  # unset: each grid's validated check
     assert (
         checked("l2rpn_neurips_2020_track1")
-        == f"sac-checked:{checkpoint.path}:50:stop=0.9:act=0.95:expert=30:revert:flex=4"
+        == f"sac-checked:{checkpoint.path}:50:stop=0.9:act=0.95:expert=30:revert:flex=4:release=0.85"
     )
     assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:50:stop=0.95:expert"
     # the plain policy acts from its grid's validated max rho, or its run's threshold
