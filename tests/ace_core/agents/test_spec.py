@@ -226,6 +226,10 @@ def test_options_written_as_in_a_spec_are_read_as_one():
 def test_each_grid_deploys_its_policy_with_the_check_its_validation_days_chose():
     assert (
         str(deployed_checked("rte_case14_realistic", "r/best.pt"))
+        == "sac-checked:r/best.pt:10:stop=0.95:expert=10"
+    )
+    assert (
+        str(deployed_checked("l2rpn_case14_sandbox", "r/best.pt"))
         == "sac-checked:r/best.pt:50:stop=0.95:expert"
     )
     assert (

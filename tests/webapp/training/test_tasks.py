@@ -182,7 +182,8 @@ def test_an_evaluation_checks_each_grid_policy_as_that_grid_deploys_it(settings,
         checked("l2rpn_neurips_2020_track1")
         == f"sac-checked:{checkpoint.path}:50:stop=0.9:act=0.95:expert=30:revert:flex=4:release=0.85"
     )
-    assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:50:stop=0.95:expert"
+    assert checked("rte_case14_realistic") == f"sac-checked:{checkpoint.path}:10:stop=0.95:expert=10"
+    assert checked("l2rpn_case14_sandbox") == f"sac-checked:{checkpoint.path}:50:stop=0.95:expert"
     # the plain policy acts from its grid's validated max rho, or its run's threshold
     assert agents("l2rpn_neurips_2020_track1")["ace"] == f"sac:{checkpoint.path}:act=1.0"
     assert agents("rte_case14_realistic")["ace"] == f"sac:{checkpoint.path}"
