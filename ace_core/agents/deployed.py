@@ -46,7 +46,7 @@ topology"); releasing the moves in force below max rho 0.85 (``release=0.85``, a
 validation chose) held as long again, their cost 8-20 % lower (docs/results-stress.md, "Releasing
 the moves in force"); on the 14-bus grid the top 10 with a net of 10 simulations held as long on
 ordinary days and under line attacks, longer on its heavier validation days taken together (and
-longer than the expert at x1.15), with a third to a quarter of the simulations
+longer than the expert at x1.15), with a fifth to a third of the simulations on the heavier rows
 (docs/results-stress.md, "The top 10 and a net of 10 on the heavier 14-bus days")"""
 DEPLOYED_PLAIN_BY_GRID: dict[str, dict[str, Any]] = {"l2rpn_neurips_2020_track1": {"act": 1.0}}
 """grids whose validation days chose when the plain policy (no simulation) acts: on the 36-bus
