@@ -1,6 +1,6 @@
 """How each grid's trained policy is deployed: the check it is played with (``sac-checked``, with
 the expert's search as its safety net) and the options of the plain policy (``sac``) that its
-validation days chose (figures: docs/results-36bus.md). :func:`deployed_checked` and :func:`deployed_plain` give the
+validation days chose. :func:`deployed_checked` and :func:`deployed_plain` give the
 :class:`~ace_core.agents.spec.AgentSpec` of a run's policy as deployed on a grid."""
 
 from __future__ import annotations
@@ -30,28 +30,22 @@ DEPLOYED_CHECK_BY_GRID: dict[str, dict[str, Any]] = {
     },
     "rte_case14_realistic": {"k": 10, "stop": 0.95, "expert": True, "expert_budget": 10},
 }
-"""grids whose validation days chose another check: on the 36-bus grid stopping at 0.9 held
-0.989 of the bundled validation day where 0.95 held 0.944; on its 18 grown validation days
-acting from max rho 0.95 held 0.964 with 0.30 simulations per step where acting from the run's
-0.9 held 0.960 with 0.40 (docs/results-imitation.md); and on its stress validation rows a
-safety net of 50 simulations held what the expert's full search held (within 0.012) with
-about a quarter of the simulations; on its larger stress validation (five grown days) putting a
-split substation back on bus 1 on calm steps when that is safe (``revert``, as the expert does)
-held 0.541 of the storm's days where the check without it held 0.494 (the expert 0.494), the same
-on the other rows, for 0.1-0.4 more simulations per step (docs/results-stress.md); and on the
-same days a net that goes beyond topology (``flex=4``: redispatch, curtailment and storage when
-its pick leaves max rho at the threshold) held longer in the storm and as long elsewhere, a budget
-of 30 as long as 50 with fewer simulations (figures: docs/results-stress.md, "A safety net beyond
-topology"); releasing the moves in force below max rho 0.85 (``release=0.85``, as the expert's
-validation chose) held as long again, their cost 8-20 % lower (docs/results-stress.md, "Releasing
-the moves in force"); on the 14-bus grid the top 10 with a net of 10 simulations held as long on
-ordinary days and under line attacks, longer on its heavier validation days taken together (and
-longer than the expert at x1.15), with a fifth to a third of the simulations on the heavier rows
-(docs/results-stress.md, "The top 10 and a net of 10 on the heavier 14-bus days")"""
+"""grids whose validation days chose another check; what each option held against the others
+is in the results pages, not here:
+
+- ``l2rpn_neurips_2020_track1``: stop at max rho 0.9 and act from 0.95
+  (docs/results-imitation.md); a safety net of 30 simulations, as long as the full search with
+  fewer; ``revert``, calm steps back on bus 1, longer in the storm; ``flex=4``, a net that
+  redispatches, curtails and uses storage, longer in the storm; ``release=0.85``, its moves
+  released below max rho 0.85, as long and cheaper (docs/results-stress.md, "A safety net beyond
+  topology" and "Releasing the moves in force");
+- ``rte_case14_realistic``: the top 10 with a net of 10 simulations, as long on ordinary days and
+  under line attacks, longer on the heavier days taken together, with far fewer simulations
+  (docs/results-stress.md, "The top 10 and a net of 10 on the heavier 14-bus days")."""
 DEPLOYED_PLAIN_BY_GRID: dict[str, dict[str, Any]] = {"l2rpn_neurips_2020_track1": {"act": 1.0}}
 """grids whose validation days chose when the plain policy (no simulation) acts: on the 36-bus
-grid's 18 grown validation days, from max rho 1.0 it held 0.927 where from the run's 0.9 it held
-0.885 (do-nothing 0.901; docs/results-imitation.md); elsewhere it acts from the run's threshold"""
+grid from max rho 1.0, longer than from the run's 0.9 (docs/results-imitation.md); elsewhere it
+acts from the run's threshold"""
 
 
 def deployed_checked(env_name: str, path: str | Path) -> AgentSpec:
