@@ -55,6 +55,7 @@ def write_checkpoint(
         "config": config,
         "fingerprint": space.fingerprint(),
         "subset": space.subset,
+        "moves": [move.to_dict() for move in space.moves],
         "sac": sac.state_dict(),
         "features": features.state_dict(),
         **training,

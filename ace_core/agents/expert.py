@@ -205,7 +205,7 @@ class Expert:
             search = Search(action, indices, scores, True, screened)
             if self.config.flex:
                 search = self.beyond_topology(obs, search, default)
-            if search.action >= self.space.first_topology:
+            if self.space.is_topology(search.action):
                 self.played[search.action] += 1
             return search
         below = self.config.release or self.config.safe
@@ -284,8 +284,9 @@ class Expert:
         return max_rho(simulate_rho(obs, action))
 
     def _changes(self, obs, index: int) -> int:
-        """Elements an action moves to another bus (0 for do-nothing, 1 for a reconnection)."""
-        if index < self.space.first_topology:
+        """Elements an action moves to another bus (0 for do-nothing, 1 for a reconnection or a
+        continuous move of a policy that plays them)."""
+        if not self.space.is_topology(index):
             return int(index > 0)
         sub, buses = self.space.bits_of(index)
         start = self.space.sub_start[sub]

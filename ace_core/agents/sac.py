@@ -16,11 +16,19 @@ from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.candidates import disguised_noops, real_action, reconnect_or_nothing
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.flex.moves import FlexMove
+from ace_core.grid.flex.proposals import release_move
 from ace_core.grid.simulate import simulate_rho
 from ace_core.rl.sac import SAC
 
 DEFAULT_CHECKED_K = 10
 """how many of the policy's most likely actions ``sac-checked`` simulates unless told"""
+
+
+RELEASE_BELOW = 0.85
+"""a policy that plays continuous moves (a space :meth:`~ace_core.grid.action_space.ActionSpace.with_moves`)
+releases those in force on steps whose max rho is below this (the release level the 36-bus
+validation days chose for the expert's moves, ``docs/results-stress.md``)"""
 
 
 class SacAgent(TimedAgent):
@@ -32,8 +40,15 @@ class SacAgent(TimedAgent):
 
     def choose(self, obs) -> int:
         if obs.rho.max() < self.rho_threshold:
-            return reconnect_or_nothing(obs)
+            return self.calm(obs)
         return self.real(obs, self.sac.act(self.features(obs), self.space.top_mask(obs), None))
+
+    def calm(self, obs) -> int:
+        """A calm step: reconnect or nothing, with the continuous moves in force released (as far as
+        one step allows) when the policy plays moves and max rho is below :data:`RELEASE_BELOW`."""
+        if self.space.moves and obs.rho.max() < RELEASE_BELOW:
+            self.move = release_move(obs)
+        return reconnect_or_nothing(obs)
 
     def real(self, obs, action: int) -> int:
         """The action played for the policy's choice: a no-op in disguise becomes do-nothing."""
@@ -63,7 +78,7 @@ class CriticSacAgent(SacAgent):
     def choose(self, obs) -> int:
         default = reconnect_or_nothing(obs)
         if obs.rho.max() < self.rho_threshold:
-            return default
+            return self.calm(obs)
         features, candidates = self.candidates(obs, default, self.k)
         action = candidates[int(np.argmax(self.sac.critic_values(features, candidates)))]
         self.count_decision(True, action)
@@ -123,7 +138,7 @@ class CheckedSacAgent(SacAgent):
         return action
 
     def _substation(self, index: int) -> int | None:
-        return int(self.space.bits_of(index)[0]) if index > self.space.n_line else None
+        return int(self.space.bits_of(index)[0]) if self.space.is_topology(index) else None
 
     def _held(self, obs) -> int | None:
         """With ``steady``: the substation not to change again now (changed at the previous step,
@@ -136,7 +151,7 @@ class CheckedSacAgent(SacAgent):
         default = reconnect_or_nothing(obs)
         if obs.rho.max() < self.rho_threshold:
             if self.reverter is None:
-                return default
+                return self.calm(obs)
             calm = self.reverter.search(obs)  # moves released, or back to bus 1, when it is safe
             self.stats["simulate_calls"] += calm.simulations
             self.move = calm.move
@@ -196,6 +211,8 @@ def sac_from_state(
     space = space or build_action_space(env)
     if state.get("subset") is not None and space.subset is None:
         space = space.restrict(space.first_topology + np.asarray(state["subset"]))
+    if state.get("moves") and not space.moves:
+        space = space.with_moves(FlexMove.from_dict(move) for move in state["moves"])
     check_same_space(state, space.fingerprint(), where)
     config = TrainConfig.from_dict(state["config"])
     features = FeatureBuilder.for_policy(env, state)

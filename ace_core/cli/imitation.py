@@ -112,6 +112,13 @@ def _pretrain_flags(pretrain: argparse.ArgumentParser) -> None:
         "a mine directory or its dataset.npz; repeat to clone on several mines (DAgger's aggregate)",
     )
     pretrain.add_argument("--out", required=True, help="run directory for checkpoint.pt and pretrain.json")
+    pretrain.add_argument(
+        "--moves",
+        type=int,
+        default=0,
+        help="the policy also plays the N most frequent discrete forms of the expert's continuous "
+        "moves (mines of an expert with flex; 0: topology only)",
+    )
     _clone_settings(pretrain, PRETRAIN_HELP)
 
 
@@ -119,7 +126,8 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
     from ace_core.imitation.cloning import CloneConfig, pretrain
 
     datasets = args.dataset[0] if len(args.dataset) == 1 else args.dataset
-    report = pretrain(args.env, datasets, Path(args.out), from_args(CloneConfig, args), args.hidden)
+    config = from_args(CloneConfig, args)
+    report = pretrain(args.env, datasets, Path(args.out), config, args.hidden, moves=args.moves)
     print(json.dumps(report, indent=2))
     return 0
 

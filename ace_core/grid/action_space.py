@@ -7,7 +7,10 @@ Indices ``0..N-1`` are laid out as
 - ``n_line + 1 ..``: grid2op's unitary topology actions
   (``get_all_unitary_topologies_set``: each sets every element of one substation to bus 1 or 2),
   in grid2op's order: 66,810 of them on the 36-substation L2RPN grids, 178 on
-  l2rpn_case14_sandbox.
+  l2rpn_case14_sandbox;
+- ``first_move ..``: in a space given continuous moves (:meth:`ActionSpace.with_moves`), a small
+  set of discrete redispatch and curtailment moves (:mod:`ace_core.grid.flex.discrete`), each a
+  :class:`~ace_core.grid.flex.moves.FlexMove`; none by default.
 
 A topology action is stored compactly as (substation, bus bits): one bit per element of the
 substation but the first, which grid2op always keeps on bus 1. Building the set from grid2op takes
@@ -15,16 +18,18 @@ substation but the first, which grid2op always keeps on bus 1. Building the set 
 ``~/.cache/gridace``) keyed by env name, grid size and grid2op version.
 
 The *top level* groups actions for the factorised policy: do nothing, one entry per line
-reconnection, one entry per substation with topology actions. ``top_mask(obs)`` is the legality
-mask at that level and ``action_mask(obs)`` expands it to every index.
+reconnection, one entry per substation with topology actions, one entry per continuous move.
+Do nothing, reconnections and moves are *leaves*: one action each (``top_action``). ``top_mask(obs)``
+is the legality mask at that level and ``action_mask(obs)`` expands it to every index.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -32,6 +37,7 @@ import grid2op
 import numpy as np
 
 from ace_core.errors import ActionIndexError
+from ace_core.grid.flex.moves import FlexMove, refusal
 from ace_core.grid.names import ElementNames, element_names
 
 DO_NOTHING = 0
@@ -61,6 +67,8 @@ class ActionSpace:
     """when restricted: the topology-action positions kept (into the full list)"""
     names: ElementNames | None = field(default=None, repr=False)
     """the grid's element names (:mod:`ace_core.grid.names`); None: by kind and number"""
+    moves: tuple[FlexMove, ...] = ()
+    """continuous moves the policy may play, after the topology actions (:meth:`with_moves`)"""
     _actions: dict = field(default_factory=dict, repr=False)
 
     # ----- sizes and layout -----
@@ -70,7 +78,7 @@ class ActionSpace:
 
     @property
     def n(self) -> int:
-        return 1 + self.n_line + self.n_topology
+        return 1 + self.n_line + self.n_topology + len(self.moves)
 
     @property
     def n_sub(self) -> int:
@@ -79,6 +87,10 @@ class ActionSpace:
     @property
     def first_topology(self) -> int:
         return 1 + self.n_line
+
+    @property
+    def first_move(self) -> int:
+        return 1 + self.n_line + self.n_topology
 
     @cached_property
     def sub_start(self) -> np.ndarray:
@@ -95,19 +107,34 @@ class ActionSpace:
 
     @property
     def n_top(self) -> int:
-        return 1 + self.n_line + len(self.subs_with_actions)
+        return 1 + self.n_line + len(self.subs_with_actions) + len(self.moves)
 
     @cached_property
     def top_of_action(self) -> np.ndarray:
         """top-level category of every action index"""
+        n_subs = len(self.subs_with_actions)
         sub_to_top = np.full(self.n_sub, -1, dtype=np.int64)
-        sub_to_top[self.subs_with_actions] = 1 + self.n_line + np.arange(len(self.subs_with_actions))
-        return np.concatenate([np.arange(1 + self.n_line), sub_to_top[self.topo_sub]]).astype(np.int64)
+        sub_to_top[self.subs_with_actions] = 1 + self.n_line + np.arange(n_subs)
+        first_move_top = 1 + self.n_line + n_subs
+        parts = [
+            np.arange(1 + self.n_line),
+            sub_to_top[self.topo_sub],
+            first_move_top + np.arange(len(self.moves)),
+        ]
+        return np.concatenate(parts).astype(np.int64)
 
     @cached_property
     def top_sub(self) -> np.ndarray:
-        """substation of each top-level category (-1 for do-nothing and reconnections)"""
-        return np.concatenate([np.full(1 + self.n_line, -1), self.subs_with_actions]).astype(np.int64)
+        """substation of each top-level category (-1 for the leaves: do-nothing, reconnections, moves)"""
+        leaves = np.full(1 + self.n_line, -1)
+        return np.concatenate([leaves, self.subs_with_actions, np.full(len(self.moves), -1)]).astype(np.int64)
+
+    @cached_property
+    def top_action(self) -> np.ndarray:
+        """the action index of each leaf category (-1 for a substation's)"""
+        subs = np.full(len(self.subs_with_actions), -1)
+        moves = self.first_move + np.arange(len(self.moves))
+        return np.concatenate([np.arange(1 + self.n_line), subs, moves]).astype(np.int64)
 
     @cached_property
     def free_offset(self) -> np.ndarray:
@@ -133,9 +160,10 @@ class ActionSpace:
     def bits_of(self, index: int) -> tuple[int, np.ndarray]:
         """(substation, bus of each element as 1/2) of a topology action index."""
         t = self.check_index(index) - self.first_topology
-        if t < 0:
+        if t < 0 or t >= self.n_topology:
             raise ActionIndexError(
-                f"action {index} is not a topology action (those start at {self.first_topology})"
+                f"action {index} is not a topology action (those are {self.first_topology} to "
+                f"{self.first_move - 1})"
             )
         sub = int(self.topo_sub[t])
         n = int(self.sub_info[sub])
@@ -153,6 +181,15 @@ class ActionSpace:
         t = self._index_of_topology.get((int(sub), key))
         return None if t is None else self.first_topology + t
 
+    def is_topology(self, index: int) -> bool:
+        """Whether ``index`` is a topology action (not do-nothing, a reconnection or a move)."""
+        return self.first_topology <= index < self.first_move
+
+    def move_of(self, index: int) -> FlexMove | None:
+        """The continuous move of an action index (None for the others)."""
+        j = self.check_index(index) - self.first_move
+        return self.moves[j] if j >= 0 else None
+
     def set_bus_vector(self, index: int) -> np.ndarray:
         sub, buses = self.bits_of(index)
         vec = np.zeros(int(self.sub_info.sum()), dtype=np.int32)
@@ -169,6 +206,8 @@ class ActionSpace:
                 action = g2op_space({})
             elif index <= self.n_line:
                 action = g2op_space({"set_line_status": [(index - 1, 1)]})
+            elif index >= self.first_move:
+                action = self.moves[index - self.first_move].to_grid2op(g2op_space)
             else:
                 action = g2op_space({"set_bus": self.set_bus_vector(index)})
             if len(self._actions) > 20_000:
@@ -177,7 +216,8 @@ class ActionSpace:
         return action
 
     def index_of_grid2op(self, action) -> int | None:
-        """Index of a grid2op action in this space, or None when it is not one of ours."""
+        """Index of a grid2op action in this space, or None when it is not one of ours (a continuous
+        move is named by its setpoints, :mod:`ace_core.live.actions`, not by an index)."""
         if action == action.__class__():
             return 0
         status = action.line_set_status
@@ -211,7 +251,8 @@ class ActionSpace:
             sub_ok = sub_ok.copy()
             sub_ok[self.line_or_sub[blocked_lines]] = False
             sub_ok[self.line_ex_sub[blocked_lines]] = False
-        return np.concatenate([[True], reconnect_ok, sub_ok[self.subs_with_actions]])
+        moves_ok = [not refusal(obs, move) for move in self.moves]
+        return np.concatenate([[True], reconnect_ok, sub_ok[self.subs_with_actions], moves_ok]).astype(bool)
 
     def action_mask(self, obs) -> np.ndarray:
         return self.top_mask(obs)[self.top_of_action]
@@ -232,6 +273,8 @@ class ActionSpace:
             return "do nothing"
         if index <= self.n_line:
             return f"reconnect {self.line_name(index - 1)}"
+        if index >= self.first_move:
+            return self.moves[index - self.first_move].describe(self.names)
         return self.describe_buses(*self.bits_of(index))
 
     def describe_buses(self, sub: int, buses) -> str:
@@ -243,11 +286,16 @@ class ActionSpace:
             return f"{self.substation_name(sub)}: all elements to bus 1"
         return f"{self.substation_name(sub)}: {', '.join(on_two)} to bus 2; others on bus 1"
 
-    # ----- subsets -----
+    # ----- subsets and moves -----
+    def with_moves(self, moves) -> ActionSpace:
+        """This space with the continuous moves ``moves`` after its topology actions (in place of
+        any it had)."""
+        return replace(self, moves=tuple(moves), _actions={})
+
     def restrict(self, topology_indices) -> ActionSpace:
-        """A space keeping do-nothing, reconnections and the given topology action indices."""
+        """A space keeping do-nothing, reconnections, the given topology action indices and the moves."""
         keep = np.unique(np.asarray([self.check_index(int(i)) for i in topology_indices], dtype=np.int64))
-        if np.any(keep < self.first_topology):
+        if np.any(keep < self.first_topology) or np.any(keep >= self.first_move):
             raise ActionIndexError("restrict() takes topology action indices only")
         positions = keep - self.first_topology
         base = self.subset if self.subset is not None else np.arange(self.n_topology)
@@ -262,6 +310,7 @@ class ActionSpace:
             line_ex_sub=self.line_ex_sub,
             subset=base[positions],
             names=self.names,
+            moves=self.moves,
         )
 
     def restrict_to_file(self, path) -> ActionSpace:
@@ -280,6 +329,8 @@ class ActionSpace:
         digest = hashlib.sha256()
         for array in (self.sub_info, self.topo_sub, self.topo_bits, self.line_or_sub, self.line_ex_sub):
             digest.update(np.ascontiguousarray(array).tobytes())
+        if self.moves:  # a space without moves keeps the fingerprint it had before moves existed
+            digest.update(json.dumps([m.to_dict() for m in self.moves], sort_keys=True).encode())
         return f"{self.env_name}:{self.n}:{digest.hexdigest()[:16]}"
 
 

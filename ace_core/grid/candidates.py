@@ -69,13 +69,15 @@ def disguised_noops(obs, space: ActionSpace) -> np.ndarray:
     action_two = space.topo_bits.astype(np.uint64) << np.uint64(1)
     subs = space.topo_sub.astype(np.int64)
     out = np.zeros(space.n, dtype=bool)
-    out[space.first_topology :] = (connected[subs] == full[subs]) & (action_two == on_two[subs])
+    out[space.first_topology : space.first_move] = (connected[subs] == full[subs]) & (
+        action_two == on_two[subs]
+    )
     return out
 
 
 def is_disguised_noop(obs, space: ActionSpace, index: int) -> bool:
     """:func:`disguised_noops` for one action index."""
-    if index < space.first_topology:
+    if not space.is_topology(index):
         return False
     sub, buses = space.bits_of(index)
     start = space.sub_start[sub]

@@ -109,16 +109,24 @@ def agreement(sac: SAC, dataset: Dataset, rows: np.ndarray) -> float:
 
 
 def pretrain(
-    env_name: str, dataset_path, out: Path, config: CloneConfig = CloneConfig(), hidden: int = 256
+    env_name: str,
+    dataset_path,
+    out: Path,
+    config: CloneConfig = CloneConfig(),
+    hidden: int = 256,
+    moves: int = 0,
 ) -> dict:
     """Clone the expert of a mine (``dataset_path``: one path, or a list of them to aggregate)
-    into a fresh policy and save it as a run checkpoint."""
+    into a fresh policy and save it as a run checkpoint. ``moves``: the policy also plays the
+    ``moves`` most frequent discrete forms of the continuous moves the expert played
+    (:mod:`ace_core.grid.flex.discrete`; mines of an expert with ``flex``)."""
     from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint
     from ace_core.config import TrainConfig
     from ace_core.config.checks import in_range
     from ace_core.errors import ConfigError
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.envs import make_env
+    from ace_core.grid.flex.discrete import mined_moves
     from ace_core.imitation.data import concat_datasets, load_dataset
 
     train_config = TrainConfig(env=env_name, hidden=hidden).validate()
@@ -127,6 +135,8 @@ def pretrain(
             f"--epochs ({config.epochs}) and --batch-size ({config.batch_size}) must be at least 1"
         )
     in_range("--action-weight", config.action_weight, 0.01, 100.0)
+    if moves:
+        in_range("--moves", moves, 1, 200)
     out = Path(out)
     if (out / CHECKPOINT_NAME).exists():
         raise ConfigError(f"{out} already holds a checkpoint; choose another --out")
@@ -134,6 +144,14 @@ def pretrain(
     space = build_action_space(env)
     paths = [dataset_path] if isinstance(dataset_path, (str, Path)) else list(dataset_path)
     dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
+    if moves:
+        space = space.with_moves(mined_moves(dataset.played_moves(), env.gen_pmax, moves))
+        if not space.moves:
+            raise ConfigError(
+                f"--moves {moves}: dataset {dataset_path} holds no continuous move; mine with an "
+                "expert that plays them (e.g. greedy:flex=4), or leave --moves out"
+            )
+        dataset = dataset.with_moves(space, env.gen_pmax)
     try:
         train_rows, held_rows = split_by_day(dataset)
     except ValueError as exc:
@@ -147,6 +165,8 @@ def pretrain(
         "env": env_name,
         "dataset": str(paths[0]) if len(paths) == 1 else [str(path) for path in paths],
         "decisions": len(dataset),
+        "moves": len(space.moves),
+        "move_decisions": int(np.sum(dataset.actions >= space.first_move)),
         "train_decisions": len(train_rows),
         "held_out_decisions": len(held_rows),
         "agreement_before": before,
@@ -173,6 +193,7 @@ def pretrain(
         "config": train_config.to_dict(),
         "fingerprint": space.fingerprint(),
         "subset": None,
+        "moves": [move.to_dict() for move in space.moves],
         "sac": sac.state_dict(),
         "features": {"load_scale": np.asarray(dataset.load_scale).tolist(), "overflow": dataset.overflow},
         "pretrain": report,

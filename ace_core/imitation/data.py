@@ -15,6 +15,8 @@ cand_offsets        (D+1,) int64         decision d's candidates are ``cand_inde
 cand_index          (C,) int64           candidates the expert simulated
 cand_max_rho        (C,) float32         their simulated max rho (inf: game over, illegal)
 played              (T,) int64           the action played at every step (replays the episode)
+move                (D,) str             the continuous move the expert played with its
+                                         action, as JSON (empty: none; ``flex`` experts)
 ==================  ===================  ================================================
 
 plus the scenario, seed, steps played, whether it ended in a game over, the action space's
@@ -26,6 +28,8 @@ the episode is DAgger's (Ross et al. 2011): the expert still searches at every s
 is recorded exactly as above, but the action played is the player's, so the decisions are the
 states the *policy* reaches, labelled with what the expert would do there. ``played`` holds the
 player's actions (the episode still replays); ``action`` and the candidates stay the expert's.
+An expert that goes beyond topology (``flex``) plays its continuous moves too, so the states are
+its own; ``played`` then replays the topology only.
 
 A joined dataset adds, per decision, its ``episode`` and ``day`` (index into ``day_name``, the
 scenario names), so that datasets of several mines line up by day (:func:`concat_datasets`).
@@ -50,6 +54,8 @@ from ace_core.errors import ConfigError
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import disguised_noops
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.flex.discrete import discrete_move, move_json, moves_from_json
+from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.scenarios import Scenario, reset_to
 
 DATASET_KEYS = ("features", "legal", "action", "cand_offsets", "cand_index", "cand_max_rho")
@@ -85,9 +91,9 @@ def play_episode(
     """Play ``scenario`` with ``expert`` (or, labelled by the expert, with ``player``) and return
     the arrays of the module docstring."""
     started = time.perf_counter()
-    expert.played.clear()  # what the search learns stays within an episode: files do not depend on order
+    expert.reset()  # what the search learns stays within an episode: files do not depend on order
     obs, done = reset_to(env, scenario, seed), False
-    rows: dict[str, list] = {k: [] for k in ("features", "legal", "action", "step", "index", "rho")}
+    rows: dict[str, list] = {k: [] for k in ("features", "legal", "action", "step", "index", "rho", "move")}
     played: list[int] = []
     while not done:
         search = expert.search(obs)
@@ -98,9 +104,13 @@ def play_episode(
             rows["step"].append(len(played))
             rows["index"].append(np.asarray(search.candidates, dtype=np.int64))
             rows["rho"].append(np.asarray(search.max_rho, dtype=np.float32))
+            rows["move"].append(move_json(search.move))
         action = search.action if player is None else int(player(obs))
         played.append(action)
-        obs, _, done, info = env.step(space.to_grid2op(action, env.action_space))
+        step_action = space.to_grid2op(action, env.action_space)
+        if player is None and search.move:
+            step_action = step_action + search.move.to_grid2op(env.action_space)
+        obs, _, done, info = env.step(step_action)
     n_bytes = (space.n + 7) // 8
     return {
         "features": np.asarray(rows["features"], dtype=np.float32).reshape(-1, features.size),
@@ -111,6 +121,7 @@ def play_episode(
         "cand_index": np.concatenate([np.zeros(0, np.int64), *rows["index"]]),
         "cand_max_rho": np.concatenate([np.zeros(0, np.float32), *rows["rho"]]),
         "played": np.asarray(played, dtype=np.int64),
+        "move": np.asarray(rows["move"], dtype=str),
         "scenario": np.asarray(scenario.name),
         "seed": np.asarray(seed),
         "steps": np.asarray(len(played)),
@@ -158,10 +169,37 @@ class Dataset:
         """Unpacked legality masks of the given decisions, (n, N) bool."""
         return np.unpackbits(self.arrays["legal"][rows], axis=1, count=self.n_actions).astype(bool)
 
+    def played_moves(self) -> list[FlexMove]:
+        """The continuous moves the expert played at its decisions."""
+        return [move for move in moves_from_json(decision_moves(self.arrays)) if move is not None]
+
+    def with_moves(self, space: ActionSpace, gen_pmax) -> Dataset:
+        """The dataset for a policy over ``space``, this dataset's space with continuous moves
+        (:meth:`ActionSpace.with_moves`): a decision where the expert played a move whose discrete
+        form (:func:`~ace_core.grid.flex.discrete.discrete_move`) is one of the space's is labelled
+        with that move's index, the others keep their action; every move is marked legal (the
+        mine did not judge them)."""
+        index = {move: space.first_move + j for j, move in enumerate(space.moves)}
+        actions = self.actions.copy()
+        for row, move in enumerate(moves_from_json(decision_moves(self.arrays))):
+            label = index.get(discrete_move(move, gen_pmax)) if move is not None else None
+            if label is not None:
+                actions[row] = label
+        legal = np.concatenate([self.legal(), np.ones((len(self), len(space.moves)), dtype=bool)], axis=1)
+        arrays = {**self.arrays, "action": actions, "legal": np.packbits(legal, axis=1)}
+        return Dataset(arrays, space.n)
+
     def candidates(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """(candidate indices, their simulated max rho) of decision ``row``."""
         start, end = self.arrays["cand_offsets"][row], self.arrays["cand_offsets"][row + 1]
         return self.arrays["cand_index"][start:end], self.arrays["cand_max_rho"][start:end]
+
+
+def decision_moves(arrays: dict) -> np.ndarray:
+    """The continuous move of each decision as JSON (empty where none, and in mines made before
+    moves were recorded)."""
+    moves = arrays.get("move")
+    return np.asarray(moves if moves is not None else np.full(len(arrays["action"]), ""), dtype=str)
 
 
 def join_episodes(episodes: list[dict]) -> dict:
@@ -181,6 +219,7 @@ def join_episodes(episodes: list[dict]) -> dict:
         # the scenario (day) of each decision: one day played with several seeds is one day
         "day": np.concatenate([np.full(len(r["action"]), days.index(str(r["scenario"]))) for r in episodes]),
         "day_name": np.asarray(days, dtype=str),
+        "move": np.concatenate([decision_moves(r) for r in episodes]),
         "fingerprint": first["fingerprint"],
         "load_scale": first["load_scale"],
         "overflow": np.asarray(bool(first.get("overflow", False))),
@@ -306,6 +345,7 @@ def concat_datasets(datasets: list[tuple[str, Dataset]]) -> Dataset:
             "day": np.concatenate(days),
             "day_name": np.asarray(names, dtype=str),
             "source": np.concatenate([np.full(len(d), i) for i, (_, d) in enumerate(datasets)]),
+            "move": np.concatenate([decision_moves(d.arrays) for _, d in datasets]),
             "fingerprint": first.arrays["fingerprint"],
             "load_scale": first.load_scale,
             "overflow": np.asarray(first.overflow),

@@ -119,6 +119,8 @@ class MineSpec:
             path = Path(config["actions"])
             config["actions"] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
         key["expert"] = config
+        if config.get("flex"):
+            key["moves"] = "played"  # its mines play the expert's continuous moves (made before: not)
         return key
 
     def digest(self) -> str:
@@ -215,6 +217,11 @@ def load_player(path: str, space) -> dict:
     from ace_core.checkpoint import check_same_space, load_checkpoint
 
     state = load_checkpoint(Path(path))
+    if state.get("moves"):
+        raise MineError(
+            f"player {path} also plays continuous moves; a mine's actions index the topology space: "
+            "give a policy cloned without --moves"
+        )
     if state.get("subset") is not None:
         raise MineError(
             f"player {path} acts on an action subset; a mine's actions index the whole space: "

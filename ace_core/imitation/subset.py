@@ -31,7 +31,7 @@ def frequent_topologies(
         obs, done = reset_to(env, scenario, seed + i), False
         while not done:
             index = agent.choose(obs)
-            if index >= space.first_topology:
+            if space.is_topology(index):
                 counts[index] += 1
             obs, _, done, _ = env.step(space.to_grid2op(index, env.action_space))
     return counts.most_common(top)

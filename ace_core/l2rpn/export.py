@@ -41,6 +41,11 @@ def export_run(run: Path, out: Path) -> dict:
     out = Path(out)
     _check_target(out)
     state = load_checkpoint(run)
+    if state.get("moves"):
+        raise ExportError(
+            f"{run} also plays continuous moves; the submission's policy plays topology only: "
+            "export a policy cloned without --moves"
+        )
 
     from ace_core.agents.sac import load_sac  # grid2op and the env only once the run is known
     from ace_core.grid.envs import make_env

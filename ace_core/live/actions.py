@@ -168,6 +168,8 @@ def absolute_action(index: int, space: ActionSpace) -> LiveAction:
         return DO_NOTHING
     if index <= space.n_line:
         return LiveAction("line", line=index - 1, status="connect")
+    if index >= space.first_move:
+        return replace(DO_NOTHING, move=space.move_of(index))
     sub, buses = space.bits_of(index)
     return LiveAction("topology", substation=int(sub), set=tuple((j, int(b)) for j, b in enumerate(buses)))
 

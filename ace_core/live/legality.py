@@ -87,7 +87,7 @@ class LegalityRules:
     def _substation_of(self, action: LiveAction) -> int | None:
         if action.kind == "topology":
             return action.substation
-        if action.kind == "index" and action.index > self.space.n_line:
+        if action.kind == "index" and self.space.is_topology(action.index):
             return int(self.space.bits_of(action.index)[0])
         return None
 
@@ -96,6 +96,8 @@ class LegalityRules:
 
     def _index_refusal(self, obs, index: int) -> str:
         space = self.space
+        if index >= space.first_move:
+            return self._move_refusal(obs, space.move_of(index))
         if not space.top_mask(obs)[space.top_of_action[index]]:
             if index <= space.n_line:
                 return self.refusal(obs, LiveAction("line", line=index - 1, status="connect"))

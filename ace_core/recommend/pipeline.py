@@ -197,7 +197,7 @@ class RecommendationPipeline:
         return list(found.values()), n_proposed, policy_ms
 
     def _substations(self, index: int) -> tuple[int, ...]:
-        if index == 0:
+        if index == 0 or index >= self.space.first_move:
             return ()
         if index <= self.space.n_line:
             line = index - 1

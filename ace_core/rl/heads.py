@@ -77,13 +77,14 @@ class ActionLayout:
         self._powers = 1 << np.arange(max(self._n_bits + [1]), dtype=np.int64)
         self._topology_by_key = space._index_of_topology
         self._first_topology = space.first_topology
+        self._top_action = [int(x) for x in space.top_action]
 
     def index_of(self, top: int, bits: np.ndarray) -> int | None:
         """Action index of top-level category ``top`` with free-element bits ``bits`` (all
         elements; only those of the category's substation are read), None if not a valid topology."""
         sub = self._top_sub[top]
         if sub < 0:
-            return top  # do nothing and reconnections: the category is the action index
+            return self._top_action[top]  # a leaf: do nothing, a reconnection or a move
         start, n_bits = self._free_offset[sub], self._n_bits[sub]
         key = int(bits[start : start + n_bits] @ self._powers[:n_bits])
         t = self._topology_by_key.get((sub, key))
@@ -117,7 +118,7 @@ def pick_factorised(
     valid configuration; ``best_in(top)`` when none of the draws does."""
     top = pick_flat(top_logits, rng)
     if layout.space.top_sub[top] < 0:
-        return top
+        return int(layout.space.top_action[top])
     for _ in range(SAMPLE_TRIES if rng is not None else 1):
         if rng is None:
             bits = (bit_logits > 0).astype(np.int64)
@@ -304,7 +305,7 @@ class FactorisedPolicy:
         for top in np.flatnonzero(self.top_mask[0].numpy()):
             sub = int(space.top_sub[top])
             if sub < 0:
-                candidates.add(int(top))
+                candidates.add(int(space.top_action[top]))
                 continue
             start, n_bits = space.free_offset[sub], int(space.sub_info[sub]) - 1
             uncertain = start + np.argsort(margin[start : start + n_bits])[:flips]

@@ -82,7 +82,7 @@ def random_legal_action(space: ActionSpace, rng: np.random.Generator, top_mask: 
     top = int(rng.choice(np.flatnonzero(top_mask)))
     sub = space.top_sub[top]
     if sub < 0:
-        return top
+        return int(space.top_action[top])
     rows = np.flatnonzero(space.topo_sub == sub)
     return space.first_topology + int(rng.choice(rows))
 

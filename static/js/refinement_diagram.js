@@ -85,6 +85,8 @@
       note(div, "No diagram: this action's grid is not available here.");
     } else if (diagram.kind === "nothing") {
       note(div, "Doing nothing changes no substation.");
+    } else if (diagram.kind === "move") {
+      note(div, "A continuous move changes no substation: " + diagram.words + ".");
     } else if (diagram.kind === "reconnect") {
       reconnect(div, diagram);
     } else {

@@ -234,3 +234,9 @@ def test_a_mine_under_line_attacks_is_keyed_apart_and_its_dagger_rounds_are_atta
     dagger = DaggerSpec(env=spec.env, dataset="m", expert=spec.expert)
     assert round_spec(dagger, attacked.key(), tmp_path).opponent == "random-line"
     assert round_spec(dagger, spec.key(), tmp_path).opponent == "env"
+
+
+def test_the_mine_of_an_expert_beyond_topology_is_keyed_as_playing_its_moves(mined):
+    spec, *_ = mined
+    flex = MineSpec(env=spec.env, expert="greedy:flex=4", episodes=3, episode_length=16)
+    assert flex.key()["moves"] == "played" and "moves" not in spec.key()

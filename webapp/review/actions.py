@@ -61,7 +61,8 @@ def action_diagram(space: ActionSpace | None, index: int | None) -> dict[str, An
     """What the page draws for an action: the substation it splits, each element on its bus
     (``{"kind": "topology", "substation": name, "elements": [{"name", "bus"}]}``), the line it
     reconnects between its two substations (``{"kind": "reconnect", "line", "from", "to"}``), or
-    ``{"kind": "nothing"}`` for doing nothing; None when the space is not available."""
+    ``{"kind": "nothing"}`` for doing nothing, ``{"kind": "move", "words"}`` for a continuous move;
+    None when the space is not available."""
     if space is None or index is None:
         return None
     try:
@@ -70,6 +71,8 @@ def action_diagram(space: ActionSpace | None, index: int | None) -> dict[str, An
         return None
     if index == 0:
         return {"kind": "nothing"}
+    if index >= space.first_move:
+        return {"kind": "move", "words": space.describe(index)}
     if index < space.first_topology:
         line = index - 1
         return {

@@ -3,6 +3,7 @@ import pytest
 
 from ace_core.errors import ActionIndexError
 from ace_core.grid.action_space import build_action_space, cache_dir
+from ace_core.grid.flex.moves import FlexMove
 
 
 def test_sandbox_counts(sandbox_space):
@@ -91,3 +92,41 @@ def test_restrict_keeps_do_nothing_reconnections_and_chosen_topologies(sandbox_s
     assert small.describe(small.first_topology + 1) == space.describe(chosen[1])
     with pytest.raises(ActionIndexError):
         space.restrict([0])
+
+
+def test_moves_come_after_the_topology_actions_each_a_leaf_of_its_own(sandbox, sandbox_space):
+    space = sandbox_space
+    pair = FlexMove(redispatch=((1, 5.0), (5, -5.0)))
+    cap = FlexMove(curtail=((2, 10.0),))
+    flexible = space.with_moves([pair, cap])
+    assert flexible.n == space.n + 2 and flexible.first_move == space.n
+    assert flexible.n_top == space.n_top + 2
+    first = flexible.first_move
+    assert flexible.move_of(first + 1) == cap and flexible.move_of(first - 1) is None
+    assert not flexible.is_topology(first) and flexible.is_topology(first - 1)
+    tops = flexible.top_of_action[[first, first + 1]]
+    assert list(tops) == [space.n_top, space.n_top + 1]
+    assert list(flexible.top_action[tops]) == [first, first + 1] and list(flexible.top_sub[tops]) == [-1, -1]
+    assert flexible.describe(first) == pair.describe(space.names)
+    assert flexible.to_grid2op(first + 1, sandbox.action_space) == cap.to_grid2op(sandbox.action_space)
+    with pytest.raises(ActionIndexError, match="not a topology action"):
+        flexible.bits_of(first)
+    # the topology part is untouched, and a space without moves keeps its fingerprint
+    assert flexible.describe(first - 1) == space.describe(first - 1)
+    assert flexible.fingerprint() != space.fingerprint()
+    assert space.with_moves([]).fingerprint() == space.fingerprint()
+    restricted = flexible.restrict([space.first_topology + 3])
+    assert restricted.moves == flexible.moves and restricted.move_of(restricted.first_move) == pair
+    with pytest.raises(ActionIndexError):
+        flexible.restrict([first])
+
+
+def test_a_move_past_its_limits_is_masked(sandbox, sandbox_space):
+    obs = sandbox.reset(seed=0, options={"time serie id": 0})
+    small = FlexMove(redispatch=((1, 2.0), (5, -2.0)))
+    past_ramp = FlexMove(redispatch=((0, 50.0), (5, -50.0)))  # generator 0 ramps 5 MW a step
+    not_renewable = FlexMove(curtail=((0, 10.0),))
+    flexible = sandbox_space.with_moves([small, past_ramp, not_renewable])
+    mask = flexible.action_mask(obs)
+    assert list(mask[flexible.first_move :]) == [True, False, False]
+    assert mask[: flexible.first_move].tolist() == sandbox_space.action_mask(obs).tolist()

@@ -3,9 +3,19 @@
 import itertools
 
 import numpy as np
+import pytest
 import torch
 
+from ace_core.grid.flex.moves import FlexMove
 from ace_core.rl.heads import ActionLayout, FactorisedActor, FactorisedQ, FlatActor, FlatQ
+
+MOVES = (FlexMove(redispatch=((1, 5.0), (5, -5.0))), FlexMove(curtail=((2, 10.0),)))
+
+
+@pytest.fixture(params=["topology", "with moves"])
+def space(request, sandbox_space):
+    """The sandbox's space, as it is and with two continuous moves after its topologies."""
+    return sandbox_space if request.param == "topology" else sandbox_space.with_moves(MOVES)
 
 
 def _all_patterns(space):
@@ -19,9 +29,8 @@ def _all_patterns(space):
             yield top, (sub, np.array(bits))
 
 
-def test_factorised_expectation_and_entropy_are_exact(sandbox_space):
+def test_factorised_expectation_and_entropy_are_exact(space):
     torch.manual_seed(0)
-    space = sandbox_space
     layout = ActionLayout(space)
     actor, q = FactorisedActor(8, layout, 32), FactorisedQ(8, layout, 32)
     obs = torch.randn(1, 8)
@@ -70,26 +79,40 @@ def test_factorised_log_prob_and_q_at_match_the_parts(sandbox_space):
     assert torch.isclose(values[index], manual, atol=1e-5)
 
 
-def test_illegal_actions_get_no_probability(sandbox_space):
-    layout = ActionLayout(sandbox_space)
-    mask = torch.ones(1, sandbox_space.n_top, dtype=torch.bool)
+def test_illegal_actions_get_no_probability(space):
+    layout = ActionLayout(space)
+    mask = torch.ones(1, space.n_top, dtype=torch.bool)
     mask[0, 0] = False  # do nothing
-    mask[0, -1] = False  # the last substation
+    mask[0, -1] = False  # the last substation, or the last move
     for actor in (FlatActor(8, layout, 16), FactorisedActor(8, layout, 16)):
         policy = actor(torch.randn(1, 8), mask)
         best = [index for index, _ in policy.top_k(50)]
         assert 0 not in best
-        assert all(sandbox_space.top_of_action[i] != sandbox_space.n_top - 1 for i in best)
+        assert all(space.top_of_action[i] != space.n_top - 1 for i in best)
         rng = np.random.default_rng(0)
         samples = {policy.sample(rng) for _ in range(200)}
-        assert all(mask[0, sandbox_space.top_of_action[i]] for i in samples)
+        assert all(mask[0, space.top_of_action[i]] for i in samples)
 
 
-def test_every_action_is_reachable_by_the_factorised_policy(sandbox_space):
-    layout = ActionLayout(sandbox_space)
+def test_every_action_is_reachable_by_the_factorised_policy(space):
+    layout = ActionLayout(space)
     actor = FactorisedActor(8, layout, 16)
-    policy = actor(torch.randn(1, 8), torch.ones(1, sandbox_space.n_top, dtype=torch.bool))
-    assert bool((policy._log_prob_one(torch.arange(sandbox_space.n)) > -np.inf).all())
+    policy = actor(torch.randn(1, 8), torch.ones(1, space.n_top, dtype=torch.bool))
+    assert bool((policy._log_prob_one(torch.arange(space.n)) > -np.inf).all())
+
+
+def test_a_move_the_policy_favours_is_what_it_plays_and_ranks_first(sandbox_space):
+    space = sandbox_space.with_moves(MOVES)
+    layout = ActionLayout(space)
+    actor = FactorisedActor(8, layout, 16)
+    move_top = int(space.top_of_action[space.first_move + 1])
+    with torch.no_grad():
+        actor.net[-1].bias[move_top] = 50.0  # the second move's category dominates
+    policy = actor(torch.randn(1, 8), torch.ones(1, space.n_top, dtype=torch.bool))
+    assert policy.greedy() == space.first_move + 1
+    assert policy.sample(np.random.default_rng(0)) == space.first_move + 1
+    assert policy.top_k(3)[0][0] == space.first_move + 1
+    assert layout.index_of(move_top, np.zeros(space.n_free, dtype=np.int64)) == space.first_move + 1
 
 
 def test_flat_q_at(sandbox_space):

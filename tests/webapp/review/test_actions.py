@@ -49,3 +49,15 @@ def test_without_the_grid_the_stored_words_stand_and_no_diagram_is_drawn():
 def test_an_index_outside_the_space_is_said_so(space):
     assert action_diagram(space, space.n) is None
     assert action_words(space, space.n, {}).startswith(f"action #{space.n}")
+
+
+def test_a_continuous_move_is_said_in_words_with_no_substation_drawn(space):
+    from ace_core.grid.flex.moves import FlexMove
+
+    move = FlexMove(redispatch=((1, 5.0), (5, -5.0)))
+    flexible = space.with_moves([move])
+    assert action_diagram(flexible, flexible.first_move) == {
+        "kind": "move",
+        "words": move.describe(space.names),
+    }
+    assert action_words(flexible, flexible.first_move, {}) == move.describe(space.names)
