@@ -73,9 +73,9 @@ def flex_proposals(
 
 
 def best_single(recommendations: Sequence[Candidate]) -> Candidate | None:
-    """The safest recommendation that is one action of the space (not doing nothing, not a pair):
-    what the continuous moves are also tried with."""
-    return next((c for c in recommendations if c.action_index > 0 and not c.parts), None)
+    """The safest recommendation that is one topology action or reconnection of the space (not
+    doing nothing, not a pair, not a continuous move): what the continuous moves are also tried with."""
+    return next((c for c in recommendations if c.action_index > 0 and not c.parts and c.move is None), None)
 
 
 def flex_action(proposal: Proposal, space: ActionSpace, g2op_space):

@@ -53,8 +53,11 @@ def pair_proposals(
 ) -> list[Proposal]:
     """Pairs of the best ``pool`` single moves that one step may play together, at most
     ``budget``, best pairs of the best singles first; each a :class:`Proposal` whose ``parts``
-    are the two action indices."""
-    moves = [c for c in singles if c.action_index > 0 and not c.failed and not c.outcome.illegal]
+    are the two action indices (topology actions and reconnections: a policy's continuous moves are
+    cards of their own, :mod:`ace_core.recommend.flex` combines those)."""
+    moves = [
+        c for c in singles if 0 < c.action_index < space.first_move and not c.failed and not c.outcome.illegal
+    ]
     best = sorted(moves, key=safety_key)[:pool]
     out: list[Proposal] = []
     for first, second in combinations(best, 2):
@@ -85,4 +88,4 @@ def pair_action(proposal: Proposal, space: ActionSpace, g2op_space):
 
 
 def _substation(space: ActionSpace, index: int) -> int | None:
-    return int(space.bits_of(index)[0]) if index > space.n_line else None
+    return int(space.bits_of(index)[0]) if space.is_topology(index) else None

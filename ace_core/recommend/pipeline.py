@@ -37,7 +37,7 @@ from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import greedy_candidates, reconnect_or_nothing
 from ace_core.grid.contingency import N1Screen, resolve_lines, screen_n1
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.flex.moves import FlexMove
+from ace_core.grid.flex.moves import FlexMove, move_cost
 from ace_core.grid.forecasts import (
     ForecastInfo,
     available_horizon,
@@ -174,7 +174,11 @@ class RecommendationPipeline:
             known = found.get(index)
             if known is None:
                 description, substations = self.space.describe(index), self._substations(index)
-                found[index] = Proposal(index, description, (source,), confidence, substations)
+                move = self.space.move_of(index)  # a policy's continuous move: a card with its cost
+                cost = move_cost(obs, move) if move is not None else None
+                found[index] = Proposal(
+                    index, description, (source,), confidence, substations, move=move, cost=cost
+                )
             else:
                 sources, confidence = known.sources + (source,), max(known.confidence, confidence)
                 found[index] = replace(known, sources=sources, confidence=confidence)

@@ -164,3 +164,33 @@ def test_the_look_ahead_keeps_the_redispatch_as_grid2op_does():
         assert best.move is not None and best.look_ahead.worst_rho < 1.0
     finally:
         env.close()
+
+
+def test_a_policys_continuous_move_is_a_card_with_its_cost_and_grid2ops_figures(overloaded):
+    import torch
+
+    from ace_core.config import TrainConfig
+    from ace_core.grid.features import FeatureBuilder
+    from ace_core.grid.flex.moves import FlexMove
+    from ace_core.rl.sac import SAC
+
+    env, space, obs = overloaded
+    move = FlexMove(redispatch=((0, -2.0), (1, 2.0)))
+    flexible = space.with_moves([move])
+    features = FeatureBuilder(env)
+    torch.manual_seed(0)
+    sac = SAC(features.size, flexible, TrainConfig(env="l2rpn_case14_sandbox").sac)
+    with torch.no_grad():
+        sac.actor.net[-1].bias[flexible.first_move] = 50.0  # the policy's first choice is the move
+    sac._actor_weights = None
+    config = PipelineConfig(expert_budget=1, horizon=1, policy_k=3)
+    result = RecommendationPipeline(env, flexible, config, sac=sac, features=features).run(obs)
+    card = next(
+        c for c in [*result.recommendations, *result.rejected] if c.action_index == flexible.first_move
+    )
+    assert "policy" in card.sources and card.move == move and card.cost.mw > 0
+    sim_obs, _, done, info = obs.simulate(move.to_grid2op(env.action_space))
+    assert not done and not info["is_illegal"]
+    assert card.outcome.max_rho_after == pytest.approx(float(sim_obs.rho.max()), abs=1e-4)
+    action = card_action(card.action_index, card.parts, flexible, card.move)
+    assert action.kind == "nothing" and action.move == move
