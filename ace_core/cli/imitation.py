@@ -119,6 +119,12 @@ def _pretrain_flags(pretrain: argparse.ArgumentParser) -> None:
         help="the policy also plays the N most frequent discrete forms of the expert's continuous "
         "moves (mines of an expert with flex; 0: topology only)",
     )
+    pretrain.add_argument(
+        "--move-labels",
+        default="all",
+        help="with --moves, the decisions a move is learned at: all (wherever the expert played one) "
+        "or alone (only where it played no topology action with it)",
+    )
     _clone_settings(pretrain, PRETRAIN_HELP)
 
 
@@ -127,7 +133,15 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 
     datasets = args.dataset[0] if len(args.dataset) == 1 else args.dataset
     config = from_args(CloneConfig, args)
-    report = pretrain(args.env, datasets, Path(args.out), config, args.hidden, moves=args.moves)
+    report = pretrain(
+        args.env,
+        datasets,
+        Path(args.out),
+        config,
+        args.hidden,
+        moves=args.moves,
+        move_labels=args.move_labels,
+    )
     print(json.dumps(report, indent=2))
     return 0
 

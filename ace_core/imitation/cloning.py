@@ -115,19 +115,21 @@ def pretrain(
     config: CloneConfig = CloneConfig(),
     hidden: int = 256,
     moves: int = 0,
+    move_labels: str = "all",
 ) -> dict:
     """Clone the expert of a mine (``dataset_path``: one path, or a list of them to aggregate)
     into a fresh policy and save it as a run checkpoint. ``moves``: the policy also plays the
     ``moves`` most frequent discrete forms of the continuous moves the expert played
-    (:mod:`ace_core.grid.flex.discrete`; mines of an expert with ``flex``)."""
+    (:mod:`ace_core.grid.flex.discrete`; mines of an expert with ``flex``), learned at the
+    decisions ``move_labels`` names (:data:`~ace_core.imitation.data.MOVE_LABELS`)."""
     from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint
     from ace_core.config import TrainConfig
-    from ace_core.config.checks import in_range
+    from ace_core.config.checks import in_range, one_of
     from ace_core.errors import ConfigError
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.envs import make_env
     from ace_core.grid.flex.discrete import mined_moves
-    from ace_core.imitation.data import concat_datasets, load_dataset
+    from ace_core.imitation.data import MOVE_LABELS, concat_datasets, load_dataset
 
     train_config = TrainConfig(env=env_name, hidden=hidden).validate()
     if config.epochs < 1 or config.batch_size < 1:
@@ -137,6 +139,7 @@ def pretrain(
     in_range("--action-weight", config.action_weight, 0.01, 100.0)
     if moves:
         in_range("--moves", moves, 1, 200)
+        one_of("--move-labels", move_labels, MOVE_LABELS)
     out = Path(out)
     if (out / CHECKPOINT_NAME).exists():
         raise ConfigError(f"{out} already holds a checkpoint; choose another --out")
@@ -145,13 +148,14 @@ def pretrain(
     paths = [dataset_path] if isinstance(dataset_path, (str, Path)) else list(dataset_path)
     dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
     if moves:
-        space = space.with_moves(mined_moves(dataset.played_moves(), env.gen_pmax, moves))
+        played = dataset.played_moves(space, move_labels)
+        space = space.with_moves(mined_moves(played, env.gen_pmax, moves))
         if not space.moves:
             raise ConfigError(
                 f"--moves {moves}: dataset {dataset_path} holds no continuous move; mine with an "
                 "expert that plays them (e.g. greedy:flex=4), or leave --moves out"
             )
-        dataset = dataset.with_moves(space, env.gen_pmax)
+        dataset = dataset.with_moves(space, env.gen_pmax, move_labels)
     try:
         train_rows, held_rows = split_by_day(dataset)
     except ValueError as exc:
@@ -166,6 +170,7 @@ def pretrain(
         "dataset": str(paths[0]) if len(paths) == 1 else [str(path) for path in paths],
         "decisions": len(dataset),
         "moves": len(space.moves),
+        "move_labels": move_labels if moves else None,
         "move_decisions": int(np.sum(dataset.actions >= space.first_move)),
         "train_decisions": len(train_rows),
         "held_out_decisions": len(held_rows),

@@ -61,6 +61,11 @@ from ace_core.grid.scenarios import Scenario, reset_to
 DATASET_KEYS = ("features", "legal", "action", "cand_offsets", "cand_index", "cand_max_rho")
 
 
+MOVE_LABELS = ("all", "alone")
+"""which decisions where the expert played a continuous move a policy with moves learns it at: all
+of them, or those where it played the move alone (no topology action with it)"""
+
+
 class DatasetError(ConfigError):
     """An imitation dataset that is missing, corrupt or made on another grid."""
 
@@ -169,19 +174,33 @@ class Dataset:
         """Unpacked legality masks of the given decisions, (n, N) bool."""
         return np.unpackbits(self.arrays["legal"][rows], axis=1, count=self.n_actions).astype(bool)
 
-    def played_moves(self) -> list[FlexMove]:
-        """The continuous moves the expert played at its decisions."""
-        return [move for move in moves_from_json(decision_moves(self.arrays)) if move is not None]
+    def decision_moves(self, space: ActionSpace, labels: str = "all") -> list[FlexMove | None]:
+        """The continuous move of each decision (None where none): every move the expert played
+        with ``labels="all"``; with ``"alone"`` only those it played without a topology action
+        of ``space`` (the others keep their topology action)."""
+        if labels not in MOVE_LABELS:
+            raise ConfigError(
+                f"move labels {labels!r} are not accepted; choose one of: {', '.join(MOVE_LABELS)}"
+            )
+        moves = moves_from_json(decision_moves(self.arrays))
+        if labels == "alone":
+            moves = [move if not space.is_topology(int(a)) else None for move, a in zip(moves, self.actions)]
+        return moves
 
-    def with_moves(self, space: ActionSpace, gen_pmax) -> Dataset:
+    def played_moves(self, space: ActionSpace, labels: str = "all") -> list[FlexMove]:
+        """The continuous moves the expert played at its decisions (:meth:`decision_moves`)."""
+        return [move for move in self.decision_moves(space, labels) if move is not None]
+
+    def with_moves(self, space: ActionSpace, gen_pmax, labels: str = "all") -> Dataset:
         """The dataset for a policy over ``space``, this dataset's space with continuous moves
-        (:meth:`ActionSpace.with_moves`): a decision where the expert played a move whose discrete
-        form (:func:`~ace_core.grid.flex.discrete.discrete_move`) is one of the space's is labelled
+        (:meth:`ActionSpace.with_moves`): a decision where the expert played a move
+        (:meth:`decision_moves` with ``labels``) whose discrete form
+        (:func:`~ace_core.grid.flex.discrete.discrete_move`) is one of the space's is labelled
         with that move's index, the others keep their action; every move is marked legal (the
         mine did not judge them)."""
         index = {move: space.first_move + j for j, move in enumerate(space.moves)}
         actions = self.actions.copy()
-        for row, move in enumerate(moves_from_json(decision_moves(self.arrays))):
+        for row, move in enumerate(self.decision_moves(space, labels)):
             label = index.get(discrete_move(move, gen_pmax)) if move is not None else None
             if label is not None:
                 actions[row] = label

@@ -69,7 +69,7 @@ def moves_clone(flex_mine, tmp_path_factory):
 def test_a_clone_with_moves_learns_them_and_the_agent_plays_and_releases_them(flex_mine, moves_clone):
     env, space, _, _, mine = flex_mine
     dataset = load_dataset(mine, space)
-    expected = mined_moves(dataset.played_moves(), env.gen_pmax, 3)
+    expected = mined_moves(dataset.played_moves(space), env.gen_pmax, 3)
     agent = load_agent(f"sac:{moves_clone}", make_env(ENV))
     assert agent.space.moves == tuple(expected) and agent.space.n == space.n + len(expected)
     labelled = dataset.with_moves(agent.space, env.gen_pmax)
@@ -115,12 +115,42 @@ def test_bad_moves_requests_exit_2_and_write_nothing(flex_mine, mined, tmp_path,
     spec, topology_only, _ = mined
     cases = [
         (ENV, flex, "-1", "--moves=-1 is out of range; accepted: 1 to 200"),
+        (
+            ENV,
+            flex,
+            "3 --move-labels some",
+            "--move-labels='some' is not accepted; choose one of: all, alone",
+        ),
         (spec.env, topology_only, "4", "holds no continuous move; mine with an expert that plays them"),
     ]
     for env_name, dataset, moves, message in cases:
         run = tmp_path / "run"
-        args = ["pretrain", "--env", env_name, "--dataset", str(dataset), "--out", str(run), "--moves", moves]
+        args = [
+            "pretrain",
+            "--env",
+            env_name,
+            "--dataset",
+            str(dataset),
+            "--out",
+            str(run),
+            "--moves",
+            *moves.split(),
+        ]
         assert main(args) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
         assert not run.exists()
+
+
+def test_moves_learned_alone_leave_the_topology_label_where_the_expert_played_both(flex_mine):
+    env, space, _, _, mine = flex_mine
+    dataset = load_dataset(mine, space)
+    every, alone = dataset.decision_moves(space, "all"), dataset.decision_moves(space, "alone")
+    for move_all, move_alone, action in zip(every, alone, dataset.actions):
+        assert move_alone == (move_all if not space.is_topology(int(action)) else None)
+    moves = mined_moves(dataset.played_moves(space), env.gen_pmax, 5)
+    flexible = space.with_moves(moves)
+    labelled = dataset.with_moves(flexible, env.gen_pmax, "alone")
+    for row, action in enumerate(dataset.actions):
+        if space.is_topology(int(action)):
+            assert labelled.actions[row] == action
