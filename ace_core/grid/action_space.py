@@ -251,8 +251,8 @@ class ActionSpace:
             sub_ok = sub_ok.copy()
             sub_ok[self.line_or_sub[blocked_lines]] = False
             sub_ok[self.line_ex_sub[blocked_lines]] = False
-        moves_ok = [not refusal(obs, move) for move in self.moves]
-        return np.concatenate([[True], reconnect_ok, sub_ok[self.subs_with_actions], moves_ok]).astype(bool)
+        moves_ok = np.fromiter((not refusal(obs, move) for move in self.moves), bool, len(self.moves))
+        return np.concatenate([[True], reconnect_ok, sub_ok[self.subs_with_actions], moves_ok])
 
     def action_mask(self, obs) -> np.ndarray:
         return self.top_mask(obs)[self.top_of_action]

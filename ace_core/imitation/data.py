@@ -182,7 +182,7 @@ class Dataset:
             raise ConfigError(
                 f"move labels {labels!r} are not accepted; choose one of: {', '.join(MOVE_LABELS)}"
             )
-        moves = moves_from_json(decision_moves(self.arrays))
+        moves = moves_from_json(move_texts(self.arrays))
         if labels == "alone":
             moves = [move if not space.is_topology(int(a)) else None for move, a in zip(moves, self.actions)]
         return moves
@@ -214,7 +214,7 @@ class Dataset:
         return self.arrays["cand_index"][start:end], self.arrays["cand_max_rho"][start:end]
 
 
-def decision_moves(arrays: dict) -> np.ndarray:
+def move_texts(arrays: dict) -> np.ndarray:
     """The continuous move of each decision as JSON (empty where none, and in mines made before
     moves were recorded)."""
     moves = arrays.get("move")
@@ -238,7 +238,7 @@ def join_episodes(episodes: list[dict]) -> dict:
         # the scenario (day) of each decision: one day played with several seeds is one day
         "day": np.concatenate([np.full(len(r["action"]), days.index(str(r["scenario"]))) for r in episodes]),
         "day_name": np.asarray(days, dtype=str),
-        "move": np.concatenate([decision_moves(r) for r in episodes]),
+        "move": np.concatenate([move_texts(r) for r in episodes]),
         "fingerprint": first["fingerprint"],
         "load_scale": first["load_scale"],
         "overflow": np.asarray(bool(first.get("overflow", False))),
@@ -364,7 +364,7 @@ def concat_datasets(datasets: list[tuple[str, Dataset]]) -> Dataset:
             "day": np.concatenate(days),
             "day_name": np.asarray(names, dtype=str),
             "source": np.concatenate([np.full(len(d), i) for i, (_, d) in enumerate(datasets)]),
-            "move": np.concatenate([decision_moves(d.arrays) for _, d in datasets]),
+            "move": np.concatenate([move_texts(d.arrays) for _, d in datasets]),
             "fingerprint": first.arrays["fingerprint"],
             "load_scale": first.load_scale,
             "overflow": np.asarray(first.overflow),
