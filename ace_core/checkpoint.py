@@ -89,6 +89,16 @@ def load_checkpoint(path: Path) -> dict:
     return state
 
 
+def with_policy_moves(space: ActionSpace, state: dict) -> ActionSpace:
+    """``space`` with the continuous moves the checkpoint's policy plays (``space`` itself for a
+    topology policy, or when it has moves already: the fingerprint then judges)."""
+    if not state.get("moves") or space.moves:
+        return space
+    from ace_core.grid.flex.moves import FlexMove
+
+    return space.with_moves(FlexMove.from_dict(move) for move in state["moves"])
+
+
 def check_same_space(state: dict, fingerprint: str, where: str) -> None:
     if state["fingerprint"] != fingerprint:
         raise CheckpointError(

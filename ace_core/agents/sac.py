@@ -10,7 +10,7 @@ import torch
 from ace_core.agents.baselines import TimedAgent
 from ace_core.agents.expert import Expert, Search, max_rho
 from ace_core.agents.greedy import best_simulated
-from ace_core.checkpoint import check_same_space, load_checkpoint
+from ace_core.checkpoint import check_same_space, load_checkpoint, with_policy_moves
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import ActionSpace, build_action_space
@@ -31,6 +31,15 @@ releases those in force on steps whose max rho is below this (the release level 
 validation days chose for the expert's moves, ``docs/results-stress.md``)"""
 
 
+def calm_release(obs, space: ActionSpace) -> FlexMove | None:
+    """What a policy over ``space`` plays with reconnect-or-nothing on a calm step: the continuous
+    moves in force released as far as one step allows, when the policy plays moves and max rho
+    is below :data:`RELEASE_BELOW`; None otherwise (the agent and RL training alike)."""
+    if space.moves and obs.rho.max() < RELEASE_BELOW:
+        return release_move(obs)
+    return None
+
+
 class SacAgent(TimedAgent):
     def __init__(self, env, space: ActionSpace, sac: SAC, features: FeatureBuilder, rho_threshold: float):
         super().__init__(env, space)
@@ -44,10 +53,8 @@ class SacAgent(TimedAgent):
         return self.real(obs, self.sac.act(self.features(obs), self.space.top_mask(obs), None))
 
     def calm(self, obs) -> int:
-        """A calm step: reconnect or nothing, with the continuous moves in force released (as far as
-        one step allows) when the policy plays moves and max rho is below :data:`RELEASE_BELOW`."""
-        if self.space.moves and obs.rho.max() < RELEASE_BELOW:
-            self.move = release_move(obs)
+        """A calm step: reconnect or nothing, with :func:`calm_release`."""
+        self.move = calm_release(obs, self.space)
         return reconnect_or_nothing(obs)
 
     def real(self, obs, action: int) -> int:
@@ -211,8 +218,7 @@ def sac_from_state(
     space = space or build_action_space(env)
     if state.get("subset") is not None and space.subset is None:
         space = space.restrict(space.first_topology + np.asarray(state["subset"]))
-    if state.get("moves") and not space.moves:
-        space = space.with_moves(FlexMove.from_dict(move) for move in state["moves"])
+    space = with_policy_moves(space, state)
     check_same_space(state, space.fingerprint(), where)
     config = TrainConfig.from_dict(state["config"])
     features = FeatureBuilder.for_policy(env, state)

@@ -13,6 +13,9 @@ TRAJECTORY_SELECTIONS = ("reward", "state", "action")
 CRITIC_FORMATS = ("choice", "json")
 ACTOR_ANSWERS = ("letter", "text")
 ACTOR_SELECTIONS = ("worst", "random")
+MOVE_LABELS = ("all", "alone")
+"""which decisions where the expert played a continuous move a policy with moves learns it at: all
+of them, or those where it played the move alone (no topology action with it)"""
 MAX_STEPS = 100_000_000
 MAX_LABELS = 26
 """options an LLM can be offered at once: one letter each"""

@@ -16,6 +16,7 @@ from ace_core.config.checks import (
     HEADS,
     LLM_BACKENDS,
     MAX_STEPS,
+    MOVE_LABELS,
     TRAJECTORY_SELECTIONS,
     in_range,
     one_of,
@@ -108,7 +109,15 @@ def check_pretrain(config: TrainConfig) -> None:
         )
     if pretrain.attacks:
         check_pretrain_attacks(config)
+    if pretrain.moves:
+        in_range("pretrain_moves", pretrain.moves, 0, 200)
+        one_of("pretrain_move_labels", pretrain.move_labels, MOVE_LABELS)
     if not pretrain.mine:
+        if pretrain.moves:
+            raise ConfigError(
+                "pretrain_moves are learned from the mines' continuous moves; set pretrain_mine "
+                "(auto, with an expert that plays them, e.g. greedy:threshold=0.8,flex=4), or leave it 0"
+            )
         return
     if config.init_from:
         raise ConfigError("init_from and pretrain_mine both choose the starting policy; give one of them")
@@ -119,6 +128,7 @@ def check_pretrain(config: TrainConfig) -> None:
         )
     if pretrain.mine == "auto":
         check_pretrain_expert(pretrain.expert)
+        check_pretrain_moves_expert(config)
     elif not (Path(pretrain.mine) / "summary.json").is_file():
         raise ConfigError(
             f"pretrain_mine {pretrain.mine!r} is not a finished mine (no summary.json); "
@@ -139,6 +149,19 @@ def check_pretrain_expert(expert: str) -> None:
         parse_expert_spec(settings)
     except ConfigError as exc:
         raise ConfigError(f"pretrain_expert: {exc}") from None
+
+
+def check_pretrain_moves_expert(config: TrainConfig) -> None:
+    """``pretrain_moves`` with auto mines: the expert must play continuous moves (``flex``)."""
+    from ace_core.config.expert import parse_expert_spec
+
+    pretrain = config.pretrain
+    if pretrain.moves and not parse_expert_spec(pretrain.expert.partition(":")[2]).flex:
+        raise ConfigError(
+            f"pretrain_moves={pretrain.moves} learns the expert's continuous moves, and pretrain_expert "
+            f"{pretrain.expert!r} plays none; give it flex (e.g. greedy:threshold=0.8,flex=4), or set "
+            "pretrain_moves=0"
+        )
 
 
 def check_anchor(config: TrainConfig) -> None:

@@ -216,6 +216,10 @@ class PretrainConfig:
     """with auto, also mine the train days under these line attacks: an opponent profile (storm, random-line; settings after a colon, e.g. storm:cooldown=36; ace_core/grid/opponents.py), for a policy that has seen what an attack leaves to repair; empty = the run's own opponent only"""
     epochs: int = flat("pretrain_epochs", 30)
     """behaviour-cloning epochs over the mined expert decisions"""
+    moves: int = flat("pretrain_moves", 0)
+    """the policy also plays this many discrete forms of the continuous moves the expert played (redispatch, curtailment, storage; the most frequent in the mines, ace_core/grid/flex/discrete.py), cloned and trained like its topology actions; needs mines of an expert with flex (e.g. pretrain_expert=greedy:threshold=0.8,flex=4); 0 = topology only"""
+    move_labels: str = flat("pretrain_move_labels", "all")
+    """with pretrain_moves, the decisions a move is learned at: all (wherever the expert played one) or alone (only where it played no topology action with it)"""
 
     def scales(self) -> tuple[float, ...]:
         """The demand scales auto mines at: 1.0 (the days as they are), then ``demand_scales``."""

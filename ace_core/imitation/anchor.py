@@ -50,10 +50,18 @@ class ExpertAnchor:
         return len(self.actions)
 
     @classmethod
-    def load(cls, paths: list[str | Path], space: ActionSpace, features: dict) -> ExpertAnchor:
+    def load(
+        cls, paths: list[str | Path], space: ActionSpace, features: dict, gen_pmax=None, labels: str = "all"
+    ) -> ExpertAnchor:
         """The decisions of the mines at ``paths``, refused when their features are not the run's
-        policy inputs (``features``: the policy's :meth:`FeatureBuilder.state_dict`)."""
-        dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
+        policy inputs (``features``: the policy's :meth:`FeatureBuilder.state_dict`). With
+        continuous moves in ``space`` (a policy cloned with them), the mines' topology decisions are
+        labelled with them (:meth:`~ace_core.imitation.data.Dataset.with_moves`: ``gen_pmax``, the
+        grid's, and ``labels``)."""
+        topology = space.with_moves(()) if space.moves else space
+        dataset = concat_datasets([(str(path), load_dataset(path, topology)) for path in paths])
+        if space.moves:
+            dataset = dataset.with_moves(space, gen_pmax, labels)
         if not same_features(dataset.feature_state, features):
             raise DatasetError(
                 f"anchor mine {paths[0]} has another feature scale or layout than the run's policy: "

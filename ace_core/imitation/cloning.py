@@ -121,15 +121,15 @@ def pretrain(
     into a fresh policy and save it as a run checkpoint. ``moves``: the policy also plays the
     ``moves`` most frequent discrete forms of the continuous moves the expert played
     (:mod:`ace_core.grid.flex.discrete`; mines of an expert with ``flex``), learned at the
-    decisions ``move_labels`` names (:data:`~ace_core.imitation.data.MOVE_LABELS`)."""
+    decisions ``move_labels`` names (:data:`~ace_core.config.checks.MOVE_LABELS`)."""
     from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint
     from ace_core.config import TrainConfig
-    from ace_core.config.checks import in_range, one_of
+    from ace_core.config.checks import MOVE_LABELS, in_range, one_of
     from ace_core.errors import ConfigError
     from ace_core.grid.action_space import build_action_space
     from ace_core.grid.envs import make_env
     from ace_core.grid.flex.discrete import mined_moves
-    from ace_core.imitation.data import MOVE_LABELS, concat_datasets, load_dataset
+    from ace_core.imitation.data import concat_datasets, load_dataset
 
     train_config = TrainConfig(env=env_name, hidden=hidden).validate()
     if config.epochs < 1 or config.batch_size < 1:

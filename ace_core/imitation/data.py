@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from ace_core.agents.expert import Expert
+from ace_core.config.checks import MOVE_LABELS
 from ace_core.errors import ConfigError
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import disguised_noops
@@ -59,11 +60,6 @@ from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.scenarios import Scenario, reset_to
 
 DATASET_KEYS = ("features", "legal", "action", "cand_offsets", "cand_index", "cand_max_rho")
-
-
-MOVE_LABELS = ("all", "alone")
-"""which decisions where the expert played a continuous move a policy with moves learns it at: all
-of them, or those where it played the move alone (no topology action with it)"""
 
 
 class DatasetError(ConfigError):

@@ -11,6 +11,11 @@ clones the expert from every mine into ``<run>/pretrain/`` (:func:`ace_core.imit
 epochs, the run's hidden size and seed), and the trainer starts from that policy as it starts
 from ``init_from``: its networks and feature scale.
 
+With ``pretrain_moves`` N (mines of an expert with ``flex``) the clone also plays the N most
+frequent discrete forms of the expert's continuous moves (``pretrain --moves``,
+:mod:`ace_core.grid.flex.discrete`): its action space is the grid's with those moves, known only
+once cloned, so the trainer builds the run again over it, as a run restarted after its clone.
+
 A resumed run finds ``pretrain/checkpoint.pt`` and neither mines nor clones again. A given mine
 made on another grid, or a corrupt one, is refused (:class:`~ace_core.imitation.data.DatasetError`)
 when the trainer is built, before any file is written.
@@ -27,9 +32,10 @@ from pathlib import Path
 
 from ace_core.checkpoint import CHECKPOINT_NAME
 from ace_core.config import TrainConfig
+from ace_core.errors import ConfigError
 from ace_core.events import EventSink, MetricsEvent
 from ace_core.grid.action_space import ActionSpace
-from ace_core.imitation.data import check_dataset
+from ace_core.imitation.data import check_dataset, load_dataset
 from ace_core.rl.rng_state import preserved_rng
 
 PRETRAIN_DIR = "pretrain"
@@ -47,9 +53,20 @@ class ImitationStart:
         return self.checkpoint.is_file()
 
     def check(self, space: ActionSpace) -> None:
-        """Refuse a given mine from another grid or a corrupt one (an auto mine is the run's own)."""
-        if self.config.pretrain.mine != "auto":
-            check_dataset(self.config.pretrain.mine, space)
+        """Refuse a given mine from another grid or a corrupt one, or with ``pretrain_moves`` one
+        where the expert played no continuous move (an auto mine is the run's own)."""
+        pretrain = self.config.pretrain
+        if pretrain.mine == "auto":
+            return
+        check_dataset(pretrain.mine, space)
+        if pretrain.moves and not load_dataset(pretrain.mine, space).played_moves(
+            space, pretrain.move_labels
+        ):
+            raise ConfigError(
+                f"pretrain_moves={pretrain.moves}: mine {pretrain.mine} holds no continuous move "
+                f"(labels {pretrain.move_labels!r}); mine with an expert that plays them (e.g. "
+                "greedy:threshold=0.8,flex=4), or set pretrain_moves=0"
+            )
 
     def run(self, sink: EventSink, episodes: int) -> Path:
         """Mine (or reuse the mine), clone it, and return the cloned policy's checkpoint.
@@ -60,7 +77,15 @@ class ImitationStart:
         sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
         clone = CloneConfig(epochs=self.config.pretrain.epochs, seed=self.config.seed)
         with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
-            report = pretrain(self.config.env, mine_dirs, self.dir, clone, hidden=self.config.sac.hidden)
+            report = pretrain(
+                self.config.env,
+                mine_dirs,
+                self.dir,
+                clone,
+                hidden=self.config.sac.hidden,
+                moves=self.config.pretrain.moves,
+                move_labels=self.config.pretrain.move_labels,
+            )
         values = {
             "pretrain/cloning": 1.0,
             "pretrain/agreement_before": report["agreement_before"],

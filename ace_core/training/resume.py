@@ -105,9 +105,7 @@ def _replay_episode(trainer: Trainer, actions: list[int]) -> None:
     """Rebuild the grid state of the episode under way by playing its actions again."""
     trainer._start_episode()
     for action in actions:
-        trainer.obs, reward, done, _ = trainer.env.step(
-            trainer.space.to_grid2op(action, trainer.env.action_space)
-        )
+        trainer.obs, reward, done, _ = trainer.env.step(trainer.grid_action(trainer.obs, action))
         trainer.episode_return += reward
         if done:
             raise CheckpointError("replaying the checkpoint's episode ended early: the env changed")

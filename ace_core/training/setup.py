@@ -4,7 +4,8 @@
 action space (restricted to ``action_subset``) and the policy inputs, SAC and its replay buffer,
 the validator of the validation days and the anchor term's expert decisions, and starts the
 policy from ``init_from`` or from the imitation start's clone when an earlier attempt already
-cloned it. A fresh run with ``pretrain_mine`` clones when it starts (the trainer, with
+cloned it; a start policy that also plays continuous moves brings them into the run's action
+space (:func:`start_state`). A fresh run with ``pretrain_mine`` clones when it starts (the trainer, with
 :func:`start_state`, :func:`start_from` and :func:`anchor_for`): mining and cloning take minutes,
 and report to the run's sink.
 
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.checkpoint import check_same_space, load_checkpoint
+from ace_core.checkpoint import check_same_space, load_checkpoint, with_policy_moves
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
 from ace_core.grid.action_space import ActionSpace, build_action_space
@@ -71,19 +72,19 @@ def build_parts(config: TrainConfig, out_dir: Path, mine_workers: int = 1) -> Ru
     space = build_action_space(env)
     if config.action_subset:
         space = space.restrict_to_file(config.action_subset)
-    start, where = start_state(config.init_from, space), config.init_from
     imitation = ImitationStart(config, out_dir, mine_workers) if config.pretrain.mine else None
-    if imitation and imitation.done():  # cloned by an earlier attempt of this run
-        start, where = start_state(imitation.checkpoint, space), str(imitation.checkpoint)
-    elif imitation:
+    cloned = imitation is not None and imitation.done()  # by an earlier attempt of this run
+    where = str(imitation.checkpoint) if cloned else config.init_from
+    start, space = start_state(where, space)
+    if imitation and not cloned:
         imitation.check(space)
     features = FeatureBuilder.for_policy(env, start) if start else FeatureBuilder(env)
     train_days = scenarios(env, "train", config.episode_length)
     if not train_days:
         raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
     validator = validator_for(config, env, space)
-    cloning_first = imitation is not None and not imitation.done()
-    anchor = None if cloning_first else anchor_for(config, space, features, imitation)
+    cloning_first = imitation is not None and not cloned
+    anchor = None if cloning_first else anchor_for(config, env, space, features, imitation)
     sac = SAC(features.size, space, config.sac)
     if start:
         start_from(sac, start, where)
@@ -103,15 +104,17 @@ def build_parts(config: TrainConfig, out_dir: Path, mine_workers: int = 1) -> Ru
     )
 
 
-def start_state(init_from: str | Path, space: ActionSpace) -> dict | None:
-    """The checkpoint a run starts its policy from (``init_from``, or the imitation start's),
-    checked against the run's action space; None for a fresh policy. A resume then restores the
+def start_state(init_from: str | Path, space: ActionSpace) -> tuple[dict | None, ActionSpace]:
+    """The checkpoint a run starts its policy from (``init_from``, or the imitation start's clone)
+    and the run's action space: ``space`` with the continuous moves that policy plays, checked
+    against the checkpoint's; (None, ``space``) for a fresh policy. A resume then restores the
     run's own checkpoint."""
     if not init_from:
-        return None
+        return None, space
     state = load_checkpoint(Path(init_from))
+    space = with_policy_moves(space, state)
     check_same_space(state, space.fingerprint(), str(init_from))
-    return state
+    return state, space
 
 
 def start_from(sac: SAC, state: dict, where: str) -> None:
@@ -128,16 +131,18 @@ def start_from(sac: SAC, state: dict, where: str) -> None:
 
 
 def anchor_for(
-    config: TrainConfig, space: ActionSpace, features: FeatureBuilder, imitation: ImitationStart | None
+    config: TrainConfig, env, space: ActionSpace, features: FeatureBuilder, imitation: ImitationStart | None
 ) -> ExpertAnchor | None:
-    """The expert decisions of the anchor term (once the policy's feature scale is known)."""
+    """The expert decisions of the anchor term (once the policy's feature scale is known); with
+    continuous moves in ``space``, labelled with them as the clone was (``pretrain_move_labels``)."""
     if config.sac.anchor == 0:
         return None
     mines = []
     for mine in config.anchor_mines():
         # auto: every mine the run was cloned from (heavier days included)
         mines += imitation.mine_dirs() if mine == "auto" and imitation else [mine]
-    return ExpertAnchor.load(mines, space, features.state_dict())
+    labels = config.pretrain.move_labels
+    return ExpertAnchor.load(mines, space, features.state_dict(), env.gen_pmax, labels)
 
 
 def validator_for(config: TrainConfig, env, space: ActionSpace) -> Validator | None:

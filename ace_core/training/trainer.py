@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from ace_core.agents.sac import calm_release
 from ace_core.checkpoint import BEST_NAME, CHECKPOINT_NAME, load_checkpoint, write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
@@ -50,7 +51,7 @@ from ace_core.rl.rng_state import preserved_rng
 from ace_core.training.extensions import ExtensionFactory, extensions_for
 from ace_core.training.pending import Pending
 from ace_core.training.resume import restore, training_state, truncate_logs
-from ace_core.training.setup import anchor_for, build_parts, start_from, start_state
+from ace_core.training.setup import RunParts, anchor_for, build_parts, start_from, start_state
 from ace_core.training.validation import Validation
 
 
@@ -103,16 +104,8 @@ class Trainer:
         self.config = config.validate()
         self.out_dir = Path(out_dir)
         self.sink = sink or NullSink()
-        parts = build_parts(self.config, self.out_dir, mine_workers)
-        self.env, self.space, self.features = parts.env, parts.space, parts.features
-        self.sac, self.buffer, self.rng = parts.sac, parts.buffer, parts.rng
-        self.scenarios, self.validator = parts.scenarios, parts.validator
-        self.imitation, self.anchor, self.taught = parts.imitation, parts.anchor, parts.taught
-        self.extensions: list[TrainerExtension] = list(extensions(self.config, parts))
-        self.replay = self.buffer  # what SAC samples from: the RL buffer, or what an extension wraps
-        for extension in self.extensions:
-            self.replay = extension.replay(self.replay)
-            extension.use_sink(self.sink)
+        self._make_extensions, self._mine_workers = extensions, mine_workers
+        self._assemble(build_parts(self.config, self.out_dir, mine_workers))
         self.step = 0
         self.episode = 0
         self.decisions = 0
@@ -125,6 +118,18 @@ class Trainer:
         self.obs = None
         self._window: dict[str, list[float]] = {}
         self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
+
+    def _assemble(self, parts: RunParts) -> None:
+        """Take the run's pieces and build its extensions over them."""
+        self.env, self.space, self.features = parts.env, parts.space, parts.features
+        self.sac, self.buffer, self.rng = parts.sac, parts.buffer, parts.rng
+        self.scenarios, self.validator = parts.scenarios, parts.validator
+        self.imitation, self.anchor, self.taught = parts.imitation, parts.anchor, parts.taught
+        self.extensions: list[TrainerExtension] = list(self._make_extensions(self.config, parts))
+        self.replay = self.buffer  # what SAC samples from: the RL buffer, or what an extension wraps
+        for extension in self.extensions:
+            self.replay = extension.replay(self.replay)
+            extension.use_sink(self.sink)
 
     def extension(self, name: str) -> TrainerExtension | None:
         """The run's extension called ``name`` (``teacher``, ``ace``), None if it has none."""
@@ -209,12 +214,18 @@ class Trainer:
             self._start_episode()
 
     def _clone_first(self) -> None:
-        """Mine (or reuse the mine) and clone the expert; the policy starts from the clone."""
-        state = start_state(self.imitation.run(self.sink, len(self.scenarios)), self.space)
+        """Mine (or reuse the mine) and clone the expert; the policy starts from the clone. A clone
+        that also plays continuous moves (``pretrain_moves``) acts in a larger space than the one
+        the run was built on: the run is then built again, as a run restarted after its clone is."""
+        state, space = start_state(self.imitation.run(self.sink, len(self.scenarios)), self.space)
+        if space is not self.space:
+            self.env.close()
+            self._assemble(build_parts(self.config, self.out_dir, self._mine_workers))
+            return
         self.features.load_state_dict(state["features"])
         start_from(self.sac, state, str(self.imitation.checkpoint))
         # the clone's feature scale is known only now
-        self.anchor = anchor_for(self.config, self.space, self.features, self.imitation)
+        self.anchor = anchor_for(self.config, self.env, self.space, self.features, self.imitation)
 
     def _decisions_spent(self) -> bool:
         return 0 < self.config.decisions <= self.decisions
@@ -250,7 +261,7 @@ class Trainer:
             action = self._decide(obs)
         else:
             action = reconnect_or_nothing(obs)
-        self.obs, reward, done, info = self.env.step(self.space.to_grid2op(action, self.env.action_space))
+        self.obs, reward, done, info = self.env.step(self.grid_action(obs, action))
         self.episode_actions.append(action)
         self.episode_return += reward
         self.step += 1
@@ -262,6 +273,15 @@ class Trainer:
                     extension.note_step_reward(float(reward))
         if done:
             self._end_episode(info)
+
+    def grid_action(self, obs, action: int):
+        """The grid2op action the loop plays for ``action`` at ``obs``; on a calm step (max rho
+        under ``rho_threshold``) with a policy that plays continuous moves, the moves in force
+        are released as the deployed agent releases them (:func:`~ace_core.agents.sac.calm_release`)."""
+        played = self.space.to_grid2op(action, self.env.action_space)
+        calm = obs.rho.max() < self.config.rho_threshold
+        move = calm_release(obs, self.space) if calm else None
+        return played if move is None else played + move.to_grid2op(self.env.action_space)
 
     def _decide(self, obs) -> int:
         features, mask = self.features(obs), self.space.top_mask(obs)

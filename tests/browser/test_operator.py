@@ -50,9 +50,9 @@ def live_worker(process_env: dict[str, str], tmp_path: Path) -> Iterator[subproc
     log.close()
 
 
-def deploy_untrained(env: str, tmp_path: Path) -> Any:
-    """An engineer ("eng") and an operator ("op"), and an untrained policy of ``env`` deployed by
-    the engineer (returned)."""
+def deploy_untrained(env: str, tmp_path: Path, policy: Path | None = None) -> Any:
+    """An engineer ("eng") and an operator ("op"), and an untrained policy of ``env`` (or the
+    checkpoint ``policy``) deployed by the engineer (returned)."""
     role_groups_sync()
     engineer = user_create_with_role(username="eng", password=PASSWORD, role="engineer")
     user_create_with_role(username="op", password=PASSWORD, role="operator")
@@ -64,7 +64,7 @@ def deploy_untrained(env: str, tmp_path: Path) -> Any:
         launched_by=engineer,
         out_dir=str(tmp_path),
     )
-    policy = untrained_policy(env, tmp_path / "policy" / "checkpoint.pt", hidden=32)
+    policy = policy or untrained_policy(env, tmp_path / "policy" / "checkpoint.pt", hidden=32)
     checkpoint = Checkpoint.objects.create(run=run, step=1, path=str(policy))
     checkpoint_deploy(checkpoint=checkpoint, user=engineer)
     return engineer
