@@ -71,6 +71,7 @@ def test_a_silent_mine_is_failed_and_started_again_resumes_where_it_stopped(engi
     job_start(model=Mine, job_id=mine.pk, worker_token="dead")
     DBTaskResult.objects.filter(id=mine.task_id).update(status=TaskResultStatus.RUNNING)
     _play_first_episode_then_die(mine)
+    _silent_for(mine, 0)  # its last heartbeat, as it died (a loaded machine may take 30 s to mine)
     assert len(list((Path(mine.out_dir) / "episodes").glob("*.npz"))) == 1
     assert mines_recover_stale(stale_after=STALE) == []  # its heartbeat is fresh yet
     _silent_for(mine, 45)
