@@ -66,12 +66,17 @@ def test_the_run_is_cloned_as_pretrain_clones_and_trained_over_the_moves(flex_mi
     assert [move.to_dict() for move in agent.space.moves] == cloned["moves"]
 
 
-def test_a_resumed_moves_run_goes_on_over_the_same_space(moves_run):
+def test_a_resumed_moves_run_is_the_run_played_straight_through(flex_mine, moves_run, tmp_path):
     config, out, _ = moves_run
     longer = TrainConfig.from_dict({**config.to_dict(), "steps": 140})
     resumed = run(longer, out, MemorySink(), resume=True)
-    assert resumed.steps == 140
-    assert load_checkpoint(out / "checkpoint.pt")["moves"] == load_checkpoint(out / "pretrain")["moves"]
+    straight = run(longer, tmp_path / "straight", MemorySink())
+    assert resumed.steps == straight.steps == 140 and resumed.updates == straight.updates
+    # a run rebuilt after its clone and a run resumed from its checkpoint are the same run
+    ours, theirs = load_checkpoint(out / "checkpoint.pt"), load_checkpoint(tmp_path / "straight")
+    assert ours["moves"] == theirs["moves"] == load_checkpoint(out / "pretrain")["moves"]
+    for name, tensor in theirs["sac"]["actor"].items():
+        assert torch.equal(ours["sac"]["actor"][name], tensor), name
 
 
 def test_calm_steps_release_the_moves_in_force_when_the_policy_plays_moves(moves_run):
