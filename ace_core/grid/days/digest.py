@@ -4,7 +4,9 @@ The same seed and week should give the same data everywhere; when two machines' 
 comparing their weeks' digests says whether the days are the cause. The digest is over each
 file's name and decompressed content (so a different bz2 build that compresses the same values
 otherwise gives the same digest), files in name order; :func:`file_digests` gives them one by one,
-to find which series differ.
+to find which series differ. chronix2grid's report on the week (``generation_quality.json``) is
+left out: it holds how long the generation took, so two makings of the same days never agree on
+it, and nothing GridACE plays reads it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import bz2
 import hashlib
 from pathlib import Path
 
+GENERATION_REPORTS = frozenset({"generation_quality.json"})
+"""files beside a week that describe its making, not its days (wall-clock times among them)"""
+
 
 def file_digests(week: Path) -> dict[str, str]:
-    """SHA-256 of each file of ``week`` (decompressed when ``.bz2``), by path relative to it."""
+    """SHA-256 of each file of ``week`` (decompressed when ``.bz2``), by path relative to it; the
+    generator's report is left out."""
     out = {}
-    for path in sorted(p for p in week.rglob("*") if p.is_file()):
+    for path in sorted(p for p in week.rglob("*") if p.is_file() and p.name not in GENERATION_REPORTS):
         data = path.read_bytes()
         if path.suffix == ".bz2":
             data = bz2.decompress(data)
