@@ -31,9 +31,11 @@ def cpu_has_avx2(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return "avx2" in flags.split()
 
 
-def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ) -> str | None:
+def pin_cpu_kernels(
+    environ: MutableMapping[str, str] = os.environ, cpuinfo: Path = Path("/proc/cpuinfo")
+) -> str | None:
     """Ask torch for AVX2 kernels where the CPU has them and nobody chose otherwise; returns the
     capability in force from the environment (None: torch's own pick)."""
-    if CAPABILITY_VARIABLE not in environ and cpu_has_avx2():
+    if CAPABILITY_VARIABLE not in environ and cpu_has_avx2(cpuinfo):
         environ[CAPABILITY_VARIABLE] = PINNED
     return environ.get(CAPABILITY_VARIABLE)

@@ -35,5 +35,6 @@ def test_an_operators_choice_of_kernels_is_kept():
 def test_no_pin_where_the_cpu_cannot_run_avx2(tmp_path):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 avx\n")
-    assert not cpu_has_avx2(cpuinfo)
-    assert not cpu_has_avx2(tmp_path / "missing")
+    environ: dict[str, str] = {}
+    assert pin_cpu_kernels(environ, cpuinfo) is None and environ == {}
+    assert pin_cpu_kernels(environ, tmp_path / "missing") is None and environ == {}
