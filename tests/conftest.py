@@ -6,6 +6,8 @@ from collections import Counter
 
 import pytest
 
+import ace_core  # noqa: F401  pins torch's CPU kernels before any test runs an op, as every GridACE process does
+
 warnings.filterwarnings("ignore", message=".*numba.*")
 
 
