@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ace_core.config import TrainConfig
-from ace_core.grid.action_space import build_action_space
-from ace_core.grid.envs import make_env
-from ace_core.grid.features import FeatureBuilder
-from ace_core.rl.buffer import ReplayBuffer, Transition
-from ace_core.rl.sac import SAC
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from ace_core.config import TrainConfig  # noqa: E402  (importing ace_core pins the kernels before any op)
+from ace_core.grid.action_space import build_action_space  # noqa: E402
+from ace_core.grid.envs import make_env  # noqa: E402
+from ace_core.grid.features import FeatureBuilder  # noqa: E402
+from ace_core.rl.buffer import ReplayBuffer, Transition  # noqa: E402
+from ace_core.rl.sac import SAC  # noqa: E402
 
 
 def main() -> None:
