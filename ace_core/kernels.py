@@ -18,9 +18,11 @@ from pathlib import Path
 
 CAPABILITY_VARIABLE = "ATEN_CPU_CAPABILITY"
 PINNED = "avx2"
+CPU_FLAGS = Path("/proc/cpuinfo")
+"""where Linux lists the CPU's instruction sets"""
 
 
-def cpu_has_avx2(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+def cpu_has_avx2(cpuinfo: Path = CPU_FLAGS) -> bool:
     """Whether this x86 CPU runs AVX2 (read from the kernel's CPU flags; False where unknown)."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
@@ -31,9 +33,7 @@ def cpu_has_avx2(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return "avx2" in flags.split()
 
 
-def pin_cpu_kernels(
-    environ: MutableMapping[str, str] = os.environ, cpuinfo: Path = Path("/proc/cpuinfo")
-) -> str | None:
+def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ, cpuinfo: Path = CPU_FLAGS) -> str | None:
     """Ask torch for AVX2 kernels where the CPU has them and nobody chose otherwise; returns the
     capability in force from the environment (None: torch's own pick)."""
     if CAPABILITY_VARIABLE not in environ and cpu_has_avx2(cpuinfo):

@@ -116,7 +116,10 @@ def test_generated_days_join_the_env_resume_and_key_the_mines_apart(data_dir, mo
     # there and nowhere else, and keeps the digest
     report = week / "generation_quality.json"
     assert report.is_file()
-    report.write_text(report.read_text().replace('"generation_time": ', '"generation_time": 1', 1))
+    made = report.read_text()
+    remade = made.replace('"generation_time": ', '"generation_time": 1', 1)
+    assert remade != made
+    report.write_text(remade)
     assert week_digest(week) == summary["digests"][name]
     load = week / "load_p.csv.bz2"
     assert "load_p.csv.bz2" in file_digests(week)
