@@ -2,11 +2,13 @@
 
 Torch picks the widest vector instructions the CPU has (AVX2 or AVX512) for its kernels, and
 the two sum in another order: a clone differs by about 1e-6, and RL from it then takes other
-decisions (docs/results-36bus.md, "Reproducibility"). GridACE asks for AVX2 kernels wherever the
-CPU has them, unless ``ATEN_CPU_CAPABILITY`` is already set (an operator's choice wins). Torch
-reads the variable at its first operation, not at import, so setting it when ``ace_core`` is
-imported is early enough. On the machines measured, AVX2 kernels train as fast as AVX512 ones
-(docs/results-platform.md, "Pinned kernels").
+decisions (docs/results-36bus.md, "Reproducibility"). Its matrix products are Intel MKL's, which
+chooses its own code path by CPU, whatever torch's kernels are. GridACE asks both for AVX2
+wherever the CPU has it: ``ATEN_CPU_CAPABILITY`` for torch's kernels, ``MKL_CBWR`` (MKL's
+conditional numerical reproducibility) for MKL's branch, each unless already set (an operator's
+choice wins). Both are read at the first operation, not at import, so setting them when
+``ace_core`` is imported is early enough. On the machines measured, AVX2 kernels train as fast
+as AVX512 ones (docs/results-platform.md, "Pinned kernels").
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 
 CAPABILITY_VARIABLE = "ATEN_CPU_CAPABILITY"
 PINNED = "avx2"
+MKL_BRANCH_VARIABLE = "MKL_CBWR"
+MKL_PINNED = "AVX2"
 CPU_FLAGS = Path("/proc/cpuinfo")
 """where Linux lists the CPU's instruction sets"""
 
@@ -34,8 +38,28 @@ def cpu_has_avx2(cpuinfo: Path = CPU_FLAGS) -> bool:
 
 
 def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ, cpuinfo: Path = CPU_FLAGS) -> str | None:
-    """Ask torch for AVX2 kernels where the CPU has them and nobody chose otherwise; returns the
-    capability in force from the environment (None: torch's own pick)."""
-    if CAPABILITY_VARIABLE not in environ and cpu_has_avx2(cpuinfo):
-        environ[CAPABILITY_VARIABLE] = PINNED
+    """Ask torch and MKL for AVX2 where the CPU has it, each where nobody chose otherwise; returns
+    torch's capability in force from the environment (None: torch's own pick)."""
+    if cpu_has_avx2(cpuinfo):
+        environ.setdefault(CAPABILITY_VARIABLE, PINNED)
+        environ.setdefault(MKL_BRANCH_VARIABLE, MKL_PINNED)
     return environ.get(CAPABILITY_VARIABLE)
+
+
+def kernels_in_force(cpuinfo: Path = CPU_FLAGS) -> dict[str, str | None]:
+    """What a run's figures were computed on, for its report: the CPU's model and the kernels
+    asked of torch and MKL (None: their own pick). Two runs of one seed that differ across
+    machines are compared on these first."""
+    try:
+        model = next(
+            line.partition(":")[2].strip()
+            for line in cpuinfo.read_text().splitlines()
+            if line.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        model = platform.processor() or None
+    return {
+        "cpu": model,
+        CAPABILITY_VARIABLE: os.environ.get(CAPABILITY_VARIABLE),
+        MKL_BRANCH_VARIABLE: os.environ.get(MKL_BRANCH_VARIABLE),
+    }

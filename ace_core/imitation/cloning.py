@@ -27,6 +27,7 @@ import torch
 
 from ace_core.grid.action_space import DO_NOTHING, ActionSpace
 from ace_core.imitation.data import Dataset
+from ace_core.kernels import kernels_in_force
 from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.sac import SAC
 
@@ -183,6 +184,7 @@ def pretrain(
         "loss_first_epoch": losses[0],
         "loss_last_epoch": losses[-1],
         "clone": dataclasses.asdict(config),
+        "kernels": kernels_in_force(),
     }
     if len(paths) > 1:
         # per dataset: the last one is the newest policy's own states, DAgger's figure of merit

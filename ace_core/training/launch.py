@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ace_core.config import TrainConfig
 from ace_core.events import EventSink, JsonlSink, NullSink, TeeSink
+from ace_core.kernels import kernels_in_force
 from ace_core.training.extensions import ExtensionFactory, extensions_for
 from ace_core.training.tensorboard import TensorBoardSink
 from ace_core.training.trainer import Trainer, TrainResult
@@ -53,7 +54,8 @@ def run(
 
 
 def write_summary(out: Path, result: TrainResult) -> dict:
-    """``summary.json``: written last, so its presence marks a run that finished."""
-    summary = result.as_dict()
+    """``summary.json``: written last, so its presence marks a run that finished; with the CPU and
+    kernels it ran on (:func:`~ace_core.kernels.kernels_in_force`)."""
+    summary = result.as_dict() | {"kernels": kernels_in_force()}
     (Path(out) / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary

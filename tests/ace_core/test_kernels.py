@@ -1,4 +1,5 @@
-"""Torch's CPU kernels pinned to AVX2 when ace_core is imported, an operator's choice kept."""
+"""Torch's CPU kernels and MKL's branch pinned to AVX2 when ace_core is imported, an operator's
+choice kept, and reported with the CPU beside a run's figures."""
 
 import os
 import subprocess
@@ -6,7 +7,13 @@ import sys
 
 import pytest
 
-from ace_core.kernels import CAPABILITY_VARIABLE, cpu_has_avx2, pin_cpu_kernels
+from ace_core.kernels import (
+    CAPABILITY_VARIABLE,
+    MKL_BRANCH_VARIABLE,
+    cpu_has_avx2,
+    kernels_in_force,
+    pin_cpu_kernels,
+)
 
 WHAT_TORCH_RUNS = (
     "import ace_core, torch; torch.ones(8).sum(); print(torch.backends.cpu.get_cpu_capability())"
@@ -14,7 +21,8 @@ WHAT_TORCH_RUNS = (
 
 
 def _capability(**env: str) -> str:
-    environ = {k: v for k, v in os.environ.items() if k != CAPABILITY_VARIABLE} | env
+    unset = (CAPABILITY_VARIABLE, MKL_BRANCH_VARIABLE)
+    environ = {k: v for k, v in os.environ.items() if k not in unset} | env
     done = subprocess.run(
         [sys.executable, "-c", WHAT_TORCH_RUNS], env=environ, capture_output=True, text=True, check=True
     )
@@ -26,10 +34,25 @@ def test_a_process_that_imports_ace_core_runs_torch_on_avx2_kernels():
     assert _capability() == "AVX2"
 
 
-def test_an_operators_choice_of_kernels_is_kept():
+@pytest.mark.skipif(not cpu_has_avx2(), reason="pins only where the CPU runs AVX2")
+def test_a_process_that_imports_ace_core_asks_mkl_for_its_avx2_branch():
+    done = subprocess.run(
+        [sys.executable, "-c", f"import ace_core, os; print(os.environ['{MKL_BRANCH_VARIABLE}'])"],
+        env={k: v for k, v in os.environ.items() if k != MKL_BRANCH_VARIABLE},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "AVX2"
+
+
+def test_an_operators_choice_of_kernels_is_kept(tmp_path):
     assert _capability(**{CAPABILITY_VARIABLE: "default"}) == "DEFAULT"
-    chosen = {CAPABILITY_VARIABLE: "default"}
-    assert pin_cpu_kernels(chosen) == "default" and chosen == {CAPABILITY_VARIABLE: "default"}
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 avx avx2\n")
+    chosen = {CAPABILITY_VARIABLE: "default", MKL_BRANCH_VARIABLE: "COMPATIBLE"}
+    assert pin_cpu_kernels(chosen, cpuinfo) == "default"
+    assert chosen == {CAPABILITY_VARIABLE: "default", MKL_BRANCH_VARIABLE: "COMPATIBLE"}
 
 
 def test_no_pin_where_the_cpu_cannot_run_avx2(tmp_path):
@@ -38,3 +61,15 @@ def test_no_pin_where_the_cpu_cannot_run_avx2(tmp_path):
     environ: dict[str, str] = {}
     assert pin_cpu_kernels(environ, cpuinfo) is None and environ == {}
     assert pin_cpu_kernels(environ, tmp_path / "missing") is None and environ == {}
+
+
+def test_a_report_names_the_cpu_and_the_kernels_asked_for(tmp_path, monkeypatch):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC 9654\nflags\t\t: avx2\n")
+    monkeypatch.setenv(CAPABILITY_VARIABLE, "avx2")
+    monkeypatch.delenv(MKL_BRANCH_VARIABLE, raising=False)
+    assert kernels_in_force(cpuinfo) == {
+        "cpu": "AMD EPYC 9654",
+        CAPABILITY_VARIABLE: "avx2",
+        MKL_BRANCH_VARIABLE: None,
+    }

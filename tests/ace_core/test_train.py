@@ -11,6 +11,7 @@ from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to
+from ace_core.kernels import kernels_in_force
 from ace_core.training import run
 from ace_core.training.setup import build_parts
 from tests.sandbox_settings import sandbox_settings
@@ -39,7 +40,9 @@ def test_a_run_reports_learns_and_checkpoints(straight_run):
     episodes = sink.of_type(EpisodeEvent)
     assert episodes and all(0 < e.steps_survived <= e.max_steps for e in episodes)
     assert [c.step for c in sink.of_type(CheckpointEvent)] == [200, 400, 400]
-    assert json.loads((out / "summary.json").read_text())["steps"] == 400
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 400
+    assert summary["kernels"] == kernels_in_force()  # what the run's figures were computed on
 
 
 def test_same_seed_same_result(straight_run, tmp_path):

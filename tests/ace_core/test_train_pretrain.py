@@ -14,6 +14,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.events import MemorySink, MetricsEvent
 from ace_core.imitation.data import DatasetError
+from ace_core.kernels import kernels_in_force
 from ace_core.training import run
 from ace_core.training.trainer import Trainer
 from tests.ace_core.conftest import MINE_ENV
@@ -44,7 +45,8 @@ def test_a_run_starts_from_the_policy_cloned_from_its_mine(cloned_run):
     cloned, run = load_checkpoint(out / "pretrain" / "checkpoint.pt"), load_checkpoint(out / "checkpoint.pt")
     for name, tensor in cloned["sac"]["actor"].items():
         assert torch.equal(run["sac"]["actor"][name], tensor), name
-    assert json.loads((out / "pretrain" / "pretrain.json").read_text())["clone"]["epochs"] == 3
+    report = json.loads((out / "pretrain" / "pretrain.json").read_text())
+    assert report["clone"]["epochs"] == 3 and report["kernels"] == kernels_in_force()
     # the feature scale is the mine's, as with init_from
     np.testing.assert_allclose(run["features"]["load_scale"], cloned["features"]["load_scale"])
     # the phases reach the sink before RL
