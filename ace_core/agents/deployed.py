@@ -29,6 +29,7 @@ DEPLOYED_CHECK_BY_GRID: dict[str, dict[str, Any]] = {
         "release": 0.85,
     },
     "rte_case14_realistic": {"k": 10, "stop": 0.95, "expert": True, "expert_budget": 10},
+    "l2rpn_idf_2023": {"k": 50, "stop": 0.95, "expert": True, "expert_budget": 30},
 }
 """grids whose validation days chose another check; what each option held against the others
 is in the results pages, not here:
@@ -41,7 +42,10 @@ is in the results pages, not here:
   topology" and "Releasing the moves in force");
 - ``rte_case14_realistic``: the top 10 with a net of 10 simulations, as long on ordinary days and
   under line attacks, longer on the heavier days taken together, with far fewer simulations
-  (docs/results-stress.md, "The top 10 and a net of 10 on the heavier 14-bus days")."""
+  (docs/results-stress.md, "The top 10 and a net of 10 on the heavier 14-bus days");
+- ``l2rpn_idf_2023``: a safety net of 30 simulations, as long as the full search within the
+  clones' spread, with a ninth of its simulations (docs/results-118bus.md, "A net of 30 for the
+  118-bus check")."""
 DEPLOYED_PLAIN_BY_GRID: dict[str, dict[str, Any]] = {"l2rpn_neurips_2020_track1": {"act": 1.0}}
 """grids whose validation days chose when the plain policy (no simulation) acts: on the 36-bus
 grid from max rho 1.0, longer than from the run's 0.9 (docs/results-imitation.md); elsewhere it
