@@ -8,7 +8,10 @@ wherever the CPU has it: ``ATEN_CPU_CAPABILITY`` for torch's kernels, ``MKL_CBWR
 conditional numerical reproducibility) for MKL's branch, each unless already set (an operator's
 choice wins). Both are read at the first operation, not at import, so setting them when
 ``ace_core`` is imported is early enough. On the machines measured, AVX2 kernels train as fast
-as AVX512 ones (docs/results-platform.md, "Pinned kernels").
+as AVX512 ones (docs/results-platform.md, "Pinned kernels"). On other vendors' CPUs than Intel's
+MKL keeps its automatic branch; ``MKL_CBWR=COMPATIBLE``, its branch for every vendor, makes an
+Intel and an AMD machine agree at a cost in speed (docs/results-118bus.md, "A clone across
+machines").
 """
 
 from __future__ import annotations
