@@ -237,8 +237,7 @@ def test_each_grid_deploys_its_policy_with_the_check_its_validation_days_chose()
         == "sac-checked:r/best.pt:50:stop=0.9:act=0.95:expert=30:revert:flex=4:release=0.85"
     )
     assert (
-        str(deployed_checked("l2rpn_idf_2023", "r/best.pt"))
-        == "sac-checked:r/best.pt:50:stop=0.95:expert=30"
+        str(deployed_checked("l2rpn_idf_2023", "r/best.pt")) == "sac-checked:r/best.pt:50:stop=0.95:expert=30"
     )
     assert str(deployed_plain("rte_case14_realistic", "r/best.pt")) == "sac:r/best.pt"
     assert str(deployed_plain("l2rpn_neurips_2020_track1", "r/best.pt")) == "sac:r/best.pt:act=1.0"
