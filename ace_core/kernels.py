@@ -25,22 +25,27 @@ CAPABILITY_VARIABLE = "ATEN_CPU_CAPABILITY"
 PINNED = "avx2"
 MKL_BRANCH_VARIABLE = "MKL_CBWR"
 MKL_PINNED = "AVX2"
-CPU_FLAGS = Path("/proc/cpuinfo")
-"""where Linux lists the CPU's instruction sets"""
+CPU_INFO = Path("/proc/cpuinfo")
+"""where Linux describes the CPU: its model and its instruction sets"""
 
 
-def cpu_has_avx2(cpuinfo: Path = CPU_FLAGS) -> bool:
+def _cpu_field(name: str, cpuinfo: Path) -> str | None:
+    """The value of the first ``name : value`` line of ``cpuinfo`` (None where unknown)."""
+    try:
+        line = next(line for line in cpuinfo.read_text().splitlines() if line.startswith(name))
+    except (OSError, StopIteration):
+        return None
+    return line.partition(":")[2].strip()
+
+
+def cpu_has_avx2(cpuinfo: Path = CPU_INFO) -> bool:
     """Whether this x86 CPU runs AVX2 (read from the kernel's CPU flags; False where unknown)."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
-    try:
-        flags = next(line for line in cpuinfo.read_text().splitlines() if line.startswith("flags"))
-    except (OSError, StopIteration):
-        return False
-    return "avx2" in flags.split()
+    return "avx2" in (_cpu_field("flags", cpuinfo) or "").split()
 
 
-def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ, cpuinfo: Path = CPU_FLAGS) -> str | None:
+def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ, cpuinfo: Path = CPU_INFO) -> str | None:
     """Ask torch and MKL for AVX2 where the CPU has it, each where nobody chose otherwise; returns
     torch's capability in force from the environment (None: torch's own pick)."""
     if cpu_has_avx2(cpuinfo):
@@ -49,20 +54,12 @@ def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ, cpuinfo: Pat
     return environ.get(CAPABILITY_VARIABLE)
 
 
-def kernels_in_force(cpuinfo: Path = CPU_FLAGS) -> dict[str, str | None]:
+def kernels_in_force(cpuinfo: Path = CPU_INFO) -> dict[str, str | None]:
     """What a run's figures were computed on, for its report: the CPU's model and the kernels
     asked of torch and MKL (None: their own pick). Two runs of one seed that differ across
     machines are compared on these first."""
-    try:
-        model = next(
-            line.partition(":")[2].strip()
-            for line in cpuinfo.read_text().splitlines()
-            if line.startswith("model name")
-        )
-    except (OSError, StopIteration):
-        model = platform.processor() or None
     return {
-        "cpu": model,
+        "cpu": _cpu_field("model name", cpuinfo) or platform.processor() or None,
         CAPABILITY_VARIABLE: os.environ.get(CAPABILITY_VARIABLE),
         MKL_BRANCH_VARIABLE: os.environ.get(MKL_BRANCH_VARIABLE),
     }

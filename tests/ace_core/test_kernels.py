@@ -15,39 +15,34 @@ from ace_core.kernels import (
     pin_cpu_kernels,
 )
 
-WHAT_TORCH_RUNS = (
-    "import ace_core, torch; torch.ones(8).sum(); print(torch.backends.cpu.get_cpu_capability())"
+WHAT_RUNS = (
+    "import ace_core, os, torch; torch.ones(8).sum(); "
+    f"print(torch.backends.cpu.get_cpu_capability(), os.environ.get('{MKL_BRANCH_VARIABLE}'))"
 )
 
 
-def _capability(**env: str) -> str:
+def _kernels(**env: str) -> tuple[str, str]:
+    """(torch's kernels, MKL's branch) in a fresh process that imports ace_core, with ``env``
+    and neither variable set otherwise."""
     unset = (CAPABILITY_VARIABLE, MKL_BRANCH_VARIABLE)
     environ = {k: v for k, v in os.environ.items() if k not in unset} | env
     done = subprocess.run(
-        [sys.executable, "-c", WHAT_TORCH_RUNS], env=environ, capture_output=True, text=True, check=True
+        [sys.executable, "-c", WHAT_RUNS], env=environ, capture_output=True, text=True, check=True
     )
-    return done.stdout.strip()
+    torch_kernels, mkl_branch = done.stdout.split()
+    return torch_kernels, mkl_branch
 
 
 @pytest.mark.skipif(not cpu_has_avx2(), reason="pins only where the CPU runs AVX2")
-def test_a_process_that_imports_ace_core_runs_torch_on_avx2_kernels():
-    assert _capability() == "AVX2"
-
-
-@pytest.mark.skipif(not cpu_has_avx2(), reason="pins only where the CPU runs AVX2")
-def test_a_process_that_imports_ace_core_asks_mkl_for_its_avx2_branch():
-    done = subprocess.run(
-        [sys.executable, "-c", f"import ace_core, os; print(os.environ['{MKL_BRANCH_VARIABLE}'])"],
-        env={k: v for k, v in os.environ.items() if k != MKL_BRANCH_VARIABLE},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.strip() == "AVX2"
+def test_a_process_that_imports_ace_core_runs_torch_and_mkl_on_avx2():
+    assert _kernels() == ("AVX2", "AVX2")
 
 
 def test_an_operators_choice_of_kernels_is_kept(tmp_path):
-    assert _capability(**{CAPABILITY_VARIABLE: "default"}) == "DEFAULT"
+    assert _kernels(**{CAPABILITY_VARIABLE: "default", MKL_BRANCH_VARIABLE: "COMPATIBLE"}) == (
+        "DEFAULT",
+        "COMPATIBLE",
+    )
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 avx avx2\n")
     chosen = {CAPABILITY_VARIABLE: "default", MKL_BRANCH_VARIABLE: "COMPATIBLE"}
