@@ -67,25 +67,34 @@ def check_run(config: TrainConfig) -> None:
     in_range("validate_every", config.validation.every, 0, MAX_STEPS)
     in_range("validation_seeds", config.validation.seeds, 1, 100)
     in_range("validation_demand_scale", config.validation.demand_scale, *DEMAND_SCALE_RANGE)
+    if config.validation.opponent:
+        check_attacks("validation_opponent", config.env, config.validation.opponent)
     check_pretrain(config)
     check_anchor(config)
+
+
+def check_attacks(setting: str, env: str, attacks: str) -> None:
+    """``attacks`` is an opponent profile that attacks lines of ``env`` (``setting`` names it in the error)."""
+    from ace_core.grid.opponents import PROFILES, opponent_kwargs
+
+    try:
+        opponent_kwargs(env, attacks)  # an unknown profile or setting, or a grid without lines
+    except ConfigError as exc:
+        raise ConfigError(f"{setting}: {exc}") from None
+    if attacks.partition(":")[0] not in PROFILES:
+        raise ConfigError(
+            f"{setting}: {attacks!r} makes no attacks; accepted: {', '.join(PROFILES)} "
+            "(with settings, e.g. storm:cooldown=36), or empty"
+        )
 
 
 def check_pretrain_attacks(config: TrainConfig) -> None:
     """``pretrain_attacks``: an opponent with attacks that the grid has attacked lines for, mined
     by auto, and other than the run's own opponent (whose mine is made anyway)."""
-    from ace_core.grid.opponents import PROFILES, check_opponent, opponent_kwargs
+    from ace_core.grid.opponents import check_opponent
 
     attacks = config.pretrain.attacks
-    try:
-        opponent_kwargs(config.env, attacks)  # an unknown profile or setting, or a grid without lines
-    except ConfigError as exc:
-        raise ConfigError(f"pretrain_attacks: {exc}") from None
-    if attacks.partition(":")[0] not in PROFILES:
-        raise ConfigError(
-            f"pretrain_attacks: {attacks!r} makes no attacks; accepted: {', '.join(PROFILES)} "
-            "(with settings, e.g. storm:cooldown=36), or empty"
-        )
+    check_attacks("pretrain_attacks", config.env, attacks)
     if config.pretrain.mine != "auto":
         raise ConfigError(
             "pretrain_attacks are attacked days auto mines; set pretrain_mine=auto, or mine them "

@@ -161,4 +161,5 @@ def validator_for(config: TrainConfig, env, space: ActionSpace) -> Validator | N
         config.validation.seeds,
         config.rho_threshold,
         config.validation.demand_scale,
+        config.validation.opponent,
     )

@@ -11,7 +11,9 @@ With ``validation_demand_scale`` F != 1 the validation days are played twice: as
 every load and production multiplied by F (:mod:`ace_core.grid.demand`). The days of a split are
 few, and a policy that holds them as they are may still fail on the next stressed day; the heavier
 copies are a harder test of the same days that separates policies the days as they are score
-alike. The survival that decides is the mean over both; each one is reported too.
+alike. With ``validation_opponent`` (an opponent profile, :mod:`ace_core.grid.opponents`) they are
+also played under its line attacks, so a run that trains under attacks chooses its best policy on
+attacked days too. The survival that decides is the mean over every copy; each one is reported too.
 
 Validation has its own env: a fresh one per validation, and a fresh one per episode on grids with
 an opponent, whose state a grid2op env carries across seeded resets (as mining does), so a
@@ -31,6 +33,7 @@ from ace_core.agents.sac import SacAgent
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.opponents import DEFAULT_OPPONENT
 from ace_core.grid.scenarios import Scenario, reset_to
 from ace_core.rl.sac import SAC
 
@@ -48,6 +51,8 @@ class Validation:
     survival_by_demand: dict[str, float] = field(default_factory=dict)
     """mean survival at each demand scale played ("1.0": the days as they are); empty when only
     the days as they are were played"""
+    survival_under_attacks: float | None = None
+    """mean survival of the days as they are under ``validation_opponent``'s attacks (None: not played)"""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -61,6 +66,8 @@ class Validation:
         }
         for scale, survival in self.survival_by_demand.items():
             values[f"eval/validation_survival_demand_{scale}"] = survival
+        if self.survival_under_attacks is not None:
+            values["eval/validation_survival_attacks"] = self.survival_under_attacks
         return values
 
 
@@ -78,6 +85,7 @@ class Validator:
         seeds: int,
         rho_threshold: float,
         demand_scale: float = 1.0,
+        opponent: str = "",
     ) -> None:
         self.env_name = env_name
         self.space = space
@@ -85,23 +93,31 @@ class Validator:
         self.seeds = seeds
         self.rho_threshold = rho_threshold
         self.demand_scales = (1.0,) if demand_scale == 1.0 else (1.0, demand_scale)
+        self.opponent = opponent
+        """an opponent profile the days as they are are also played under ("": none)"""
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
         played = {str(scale): self._play_all(sac, features, scale) for scale in self.demand_scales}
-        survival = [value for values, _ in played.values() for value in values]
-        rewards = [value for _, values in played.values() for value in values]
+        attacked = self._play_all(sac, features, 1.0, self.opponent) if self.opponent else None
+        copies = [*played.values(), *([attacked] if attacked else [])]
+        survival = [value for values, _ in copies for value in values]
+        rewards = [value for _, values in copies for value in values]
         by_demand = {scale: float(np.mean(values)) for scale, (values, _) in played.items()}
         return Validation(
             float(np.mean(survival)),
             float(np.mean(rewards)),
             step,
             decisions,
-            by_demand if len(by_demand) > 1 else {},
+            by_demand if len(copies) > 1 else {},
+            float(np.mean(attacked[0])) if attacked else None,
         )
 
-    def _play_all(self, sac: SAC, features: FeatureBuilder, scale: float) -> tuple[list[float], list[float]]:
-        """(survival fractions, episode rewards) of every (seed, scenario) at demand ``scale``."""
-        env = make_env(self.env_name, demand_scale=scale)
+    def _play_all(
+        self, sac: SAC, features: FeatureBuilder, scale: float, opponent: str = DEFAULT_OPPONENT
+    ) -> tuple[list[float], list[float]]:
+        """(survival fractions, episode rewards) of every (seed, scenario) at demand ``scale``,
+        under ``opponent``'s attacks."""
+        env = make_env(self.env_name, demand_scale=scale, opponent=opponent)
         fresh_per_episode = has_opponent(env)
         survival, rewards = [], []
         try:
@@ -109,7 +125,7 @@ class Validator:
                 for scenario in self.scenarios:
                     if fresh_per_episode:
                         env.close()
-                        env = make_env(self.env_name, demand_scale=scale)
+                        env = make_env(self.env_name, demand_scale=scale, opponent=opponent)
                     agent = SacAgent(env, self.space, sac, features, self.rho_threshold)
                     steps, reward = play(env, agent, scenario, seed)
                     survival.append(steps / scenario.length)

@@ -44,6 +44,15 @@ from ace_core.errors import ConfigError
             {"validation_demand_scale": 1.5},
             "validation_demand_scale=1.5 is out of range; accepted: 0.8 to 1.3",
         ),
+        (
+            {"validation_opponent": "none"},
+            "validation_opponent: 'none' makes no attacks; accepted: random-line, storm",
+        ),
+        ({"validation_opponent": "pirate"}, "validation_opponent: unknown opponent 'pirate'"),
+        (
+            {"env": "l2rpn_wcci_2020", "validation_opponent": "random-line"},
+            "validation_opponent: opponent 'random-line' has no list of attacked lines",
+        ),
         ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),
         ({"teacher_top_k": -1}, "teacher_top_k=-1 is out of range; accepted: 0 to 64"),

@@ -173,3 +173,24 @@ def test_a_run_trains_under_the_opponent_it_names_and_validates_as_the_env_is(tm
     assert _attacked_within(attacked.env, 200) and not _attacked_within(plain.env, 200)
     assert attacked.validator.env_name == plain.validator.env_name == "l2rpn_case14_sandbox"
     assert attacked.validator.scenarios == plain.validator.scenarios
+
+
+def test_attacked_validation_days_decide_too_and_leave_training_alone(validated_run, tmp_path):
+    out, straight_sink, _ = validated_run
+    sink = MemorySink()
+    result = run(TrainConfig(**{**VALIDATED, "validation_opponent": "storm"}), tmp_path, sink)
+    assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
+    values = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    # the days as they are score as in a run without the attacked copy; the mean of both decides
+    assert [
+        (s, v["eval/validation_survival_demand_1.0"]) for (s, _), v in zip(_validations(sink), values)
+    ] == (_validations(straight_sink))
+    assert any(
+        v["eval/validation_survival_attacks"] < v["eval/validation_survival_demand_1.0"] for v in values
+    )
+    for v in values:
+        both = (v["eval/validation_survival_demand_1.0"] + v["eval/validation_survival_attacks"]) / 2
+        assert v["eval/validation_survival"] == pytest.approx(both)
+    best = load_checkpoint(tmp_path / "best.pt")["validation"]
+    assert best["survival"] == result.best_validation_survival == max(v for _, v in _validations(sink))
+    assert best["survival_under_attacks"] is not None and set(best["survival_by_demand"]) == {"1.0"}

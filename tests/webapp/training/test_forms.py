@@ -18,7 +18,12 @@ def test_the_launch_form_groups_each_setting_under_its_sections_title():
     assert sorted(sum(FORM_GROUPS.values(), ())) == sorted(by_name)  # every setting once
     assert all(by_name[name] == title for title, names in FORM_GROUPS.items() for name in names)
     assert set(FORM_GROUPS["Imitation start"]) == {n for n in by_name if n.startswith("pretrain_")}
-    assert FORM_GROUPS["Validation"] == ("validate_every", "validation_seeds", "validation_demand_scale")
+    assert FORM_GROUPS["Validation"] == (
+        "validate_every",
+        "validation_seeds",
+        "validation_demand_scale",
+        "validation_opponent",
+    )
     form = TrainConfigForm()
     assert [title for title, _ in form.advanced_groups()] == [t for t in FORM_GROUPS if t not in MAIN_GROUPS]
 

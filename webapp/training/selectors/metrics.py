@@ -24,6 +24,7 @@ METRIC_LABELS = {
     # validation during training
     VALIDATION_SURVIVAL_METRIC: "validation survival (policy on the validation days, during training)",
     "eval/validation_reward": "validation reward (policy on the validation days, during training)",
+    "eval/validation_survival_attacks": "validation survival under attacks (policy on the attacked validation days, during training)",
     VALIDATION_DECISIONS_METRIC: "decisions taken when validated (during training)",
     # losses and the temperature
     "losses/qf1_loss": "critic loss, first Q network",
