@@ -181,9 +181,9 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 attacks (one 4-hour attack a day), and best.pt is chosen on the validation days as
                 they are, at x1.10 and under the same attacks (validation_opponent). On attacked
                 validation days it holds longer than the expert, plain and checked as deployed
-                (with a twentieth of its simulations); plain it loses ordinary days that the
-                three-day recipe holds, checked it holds them. About 18 min for a first run here, its mines
-                included. Figures: docs/results-stress.md (trained under line attacks).""",
+                (with a fraction of its simulations); plain it loses ordinary days that the
+                three-day recipe holds, checked it holds them. About 18 min for a first run here,
+                its mines included. Figures: docs/results-stress.md (trained under line attacks).""",
                 (GRID_14_BUS,),
                 minutes=18,
                 **{**_THREE_DAY_14BUS, "opponent": "random-line", "validation_opponent": "random-line"},
