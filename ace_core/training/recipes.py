@@ -186,7 +186,9 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 its mines included. Figures: docs/results-stress.md (trained under line attacks).""",
                 (GRID_14_BUS,),
                 minutes=18,
-                **{**_THREE_DAY_14BUS, "opponent": "random-line", "validation_opponent": "random-line"},
+                **_THREE_DAY_14BUS,
+                opponent="random-line",
+                validation_opponent="random-line",
             ),
             _recipe(
                 "stress-clone-36bus",

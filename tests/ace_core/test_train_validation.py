@@ -112,30 +112,35 @@ def test_a_resumed_run_keeps_its_best_and_validates_as_an_uninterrupted_one(vali
     assert _same(_actor(tmp_path / "best.pt"), _actor(out / "best.pt"))
 
 
-def test_heavier_validation_days_decide_with_the_days_as_they_are_and_leave_training_alone(
-    validated_run, tmp_path
+@pytest.mark.parametrize(
+    "setting, copy, by_demand",
+    [
+        # heavier copies of the days: reported beside the days as they are
+        ({"validation_demand_scale": 1.2}, "demand_1.2", ["1.0", "1.2"]),
+        # the days under a storm of line attacks
+        ({"validation_opponent": "storm"}, "attacks", ["1.0"]),
+    ],
+)
+def test_a_harder_copy_of_the_validation_days_decides_with_them_and_leaves_training_alone(
+    validated_run, tmp_path, setting, copy, by_demand
 ):
     out, straight_sink, _ = validated_run
     sink = MemorySink()
-    result = run(TrainConfig(**{**VALIDATED, "validation_demand_scale": 1.2}), tmp_path, sink)
+    result = run(TrainConfig(**{**VALIDATED, **setting}), tmp_path, sink)
     assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
-    heavier = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
-    # the days as they are score as in a run without the heavier copies; the mean of both decides
-    assert [
-        (s, v["eval/validation_survival_demand_1.0"]) for (s, _), v in zip(_validations(sink), heavier)
-    ] == (_validations(straight_sink))
-    # the heavier copies are played heavier: they are lost sooner somewhere
-    assert any(
-        v["eval/validation_survival_demand_1.2"] < v["eval/validation_survival_demand_1.0"] for v in heavier
-    )
-    for values in heavier:
-        both = (
-            values["eval/validation_survival_demand_1.0"] + values["eval/validation_survival_demand_1.2"]
-        ) / 2
-        assert values["eval/validation_survival"] == pytest.approx(both)
+    values = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    # the days as they are score as in a run without the copy; the mean of both decides
+    as_they_are = [v["eval/validation_survival_demand_1.0"] for v in values]
+    assert list(zip([s for s, _ in _validations(sink)], as_they_are)) == _validations(straight_sink)
+    # the copy is harder: it is lost sooner somewhere
+    harder = [v[f"eval/validation_survival_{copy}"] for v in values]
+    assert any(h < a for h, a in zip(harder, as_they_are))
+    for v, h, a in zip(values, harder, as_they_are):
+        assert v["eval/validation_survival"] == pytest.approx((h + a) / 2)
     best = load_checkpoint(tmp_path / "best.pt")["validation"]
     assert best["survival"] == result.best_validation_survival == max(v for _, v in _validations(sink))
-    assert set(best["survival_by_demand"]) == {"1.0", "1.2"}
+    assert sorted(best["survival_by_demand"]) == by_demand
+    assert (best["survival_under_attacks"] is not None) == (copy == "attacks")
 
 
 def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
@@ -173,24 +178,3 @@ def test_a_run_trains_under_the_opponent_it_names_and_validates_as_the_env_is(tm
     assert _attacked_within(attacked.env, 200) and not _attacked_within(plain.env, 200)
     assert attacked.validator.env_name == plain.validator.env_name == "l2rpn_case14_sandbox"
     assert attacked.validator.scenarios == plain.validator.scenarios
-
-
-def test_attacked_validation_days_decide_too_and_leave_training_alone(validated_run, tmp_path):
-    out, straight_sink, _ = validated_run
-    sink = MemorySink()
-    result = run(TrainConfig(**{**VALIDATED, "validation_opponent": "storm"}), tmp_path, sink)
-    assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
-    values = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
-    # the days as they are score as in a run without the attacked copy; the mean of both decides
-    assert [
-        (s, v["eval/validation_survival_demand_1.0"]) for (s, _), v in zip(_validations(sink), values)
-    ] == (_validations(straight_sink))
-    assert any(
-        v["eval/validation_survival_attacks"] < v["eval/validation_survival_demand_1.0"] for v in values
-    )
-    for v in values:
-        both = (v["eval/validation_survival_demand_1.0"] + v["eval/validation_survival_attacks"]) / 2
-        assert v["eval/validation_survival"] == pytest.approx(both)
-    best = load_checkpoint(tmp_path / "best.pt")["validation"]
-    assert best["survival"] == result.best_validation_survival == max(v for _, v in _validations(sink))
-    assert best["survival_under_attacks"] is not None and set(best["survival_by_demand"]) == {"1.0"}
