@@ -11,6 +11,7 @@ from ace_core.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.grid.envs import available_env_names
+from ace_core.imitation.pretrain import ImitationStart
 from ace_core.training.recipes import DEFAULT_RECIPE, RECIPES, quickest_recipe, recipe_get, recipe_matching
 from tests.ace_core.test_cli import run_cli
 
@@ -136,3 +137,14 @@ def test_bad_recipe_use_exits_2_with_one_line_and_writes_nothing(tmp_path, args,
 def test_recipes_are_listed_from_the_command_line():
     listing = run_cli("recipes", check_rc=0).stdout
     assert all(name in listing for name in RECIPES) and "Not yet measured" in listing
+
+
+def test_the_36bus_stress_rl_recipe_starts_from_the_stress_clones_mines(tmp_path):
+    """RL on heavier days, acting as the plain policy is deployed: cloned and anchored on the
+    mines stress-clone-36bus makes (the same cache entries, so one recipe reuses the other's)."""
+    clone, rl = (recipe_get(name).config(seed=3) for name in ("stress-clone-36bus", "stress-sac-36bus"))
+    mines = ImitationStart(clone, tmp_path / "clone").mine_dirs()
+    assert ImitationStart(rl, tmp_path / "rl").mine_dirs() == mines and len(mines) == 3
+    assert rl.validate().anchor_mines() == ["auto"] and rl.sac.anchor > 0
+    assert (rl.rho_threshold, rl.demand_scale, rl.opponent) == (1.0, 1.1, clone.opponent)
+    assert (rl.validation.demand_scale, rl.validation.opponent) == (1.1, "storm")
