@@ -54,7 +54,8 @@ _THREE_DAY_14BUS = {
 }
 
 
-# The 36-bus stress clone's mines and validation, which its RL recipe shares.
+# The 36-bus stress clone's mines (the days as they are, x1.10, under the storm), which its RL
+# recipe shares.
 _STRESS_36BUS = {
     "pretrain_mine": "auto",
     "pretrain_expert": "greedy:threshold=0.8",
@@ -232,9 +233,8 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 as they are, x1.10 and under the storm. Measured in part: seed 0 on four grown
                 weeks, stopped at 1,500 decisions, holds longer than reconnect on three of the four
                 stress rows of the test days (at its level at x1.10), below the same RL started
-                from two weeks' clones;
-                its mines took 86 min here. Figures: docs/results-stress.md (the RL recipe as one
-                run).""",
+                from two weeks' clones; its mines took 86 min here. Figures: docs/results-stress.md
+                (the RL recipe as one run).""",
                 ("l2rpn_neurips_2020_track1",),
                 **_STRESS_36BUS,
                 rho_threshold=1.0,
