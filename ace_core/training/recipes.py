@@ -31,26 +31,32 @@ _REFINEMENT_SETTINGS = {
     "llm_budget": 300,
 }
 
-# The three-day 14-bus recipe's settings, which its variant for attacked grids shares.
-_THREE_DAY_14BUS = {
-    "episode_length": 864,
-    "pretrain_mine": "auto",
-    "pretrain_demand_scales": "1.05,1.1",
-    "pretrain_seeds": 2,
+# RL from a clone, anchored on the expert's mined decisions and on its own simulated top k, with
+# conservative critics (docs/results-imitation.md): shared by the 14-bus and 36-bus RL recipes.
+_ANCHORED_RL = {
     "init_alpha": 0.01,
     "target_entropy_scale": 0.0,
     "teacher_prob": 1.0,
     "teacher_steps": 3_000_000,
-    "teacher_top_k": 10,
     "teacher_budget": 0,
     "teacher_anchor": True,
     "anchor": 1.0,
     "conservative": 1.0,
-    "validate_every": 500,
+    "steps": 3_000_000,
     "validation_seeds": 2,
     "validation_demand_scale": 1.1,
+}
+
+# The three-day 14-bus recipe's settings, which its variant for attacked grids shares.
+_THREE_DAY_14BUS = {
+    **_ANCHORED_RL,
+    "episode_length": 864,
+    "pretrain_mine": "auto",
+    "pretrain_demand_scales": "1.05,1.1",
+    "pretrain_seeds": 2,
+    "teacher_top_k": 10,
+    "validate_every": 500,
     "decisions": 8_000,
-    "steps": 3_000_000,
 }
 
 
@@ -237,23 +243,13 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 (the RL recipe as one run).""",
                 ("l2rpn_neurips_2020_track1",),
                 **_STRESS_36BUS,
+                **_ANCHORED_RL,
                 rho_threshold=1.0,
                 demand_scale=1.1,
-                init_alpha=0.01,
-                target_entropy_scale=0.0,
-                teacher_prob=1.0,
-                teacher_steps=3_000_000,
                 teacher_top_k=50,
-                teacher_budget=0,
-                teacher_anchor=True,
-                anchor=1.0,
-                conservative=1.0,
                 decisions=2_000,
-                steps=3_000_000,
                 validate_every=250,
-                validation_seeds=2,
                 validation_opponent="storm",
-                validation_demand_scale=1.1,
             ),
             _recipe(
                 "imitation-sac-36bus",
