@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from tests.browser.conftest import ROOT, browser, in_thread, log_in
 from tests.browser.test_operator import ENV, PASSWORD, _set_up, live_worker  # noqa: F401 - a fixture of this test
@@ -155,17 +156,23 @@ def _check_diagram(traces: list[dict]) -> None:
 
 
 def _wait_until_paused(page, session_id: int) -> None:
-    """Pause, and wait until the page shows the last step the worker recorded (one may be in
-    flight when the pause lands)."""
+    """Pause, and wait until the worker is idle and the page shows its last step: a step may be in
+    flight when the pause lands, so the worker has to be heard from after the pause (its heartbeat
+    reads the status before each step, and recording a step stamps it too) before the last
+    recorded step is final."""
     page.click("#pause")
     page.wait_for_function("() => document.getElementById('session-status').textContent.startsWith('paused')")
+    paused_at = timezone.now()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        recorded = in_thread(lambda: LiveSession.objects.get(pk=session_id).current_step)
-        if int(page.get_attribute("#diagram", "data-step")) == recorded:
+        session = in_thread(lambda: LiveSession.objects.get(pk=session_id))
+        if (
+            session.heartbeat_at > paused_at
+            and int(page.get_attribute("#diagram", "data-step")) == session.current_step
+        ):
             return
         page.wait_for_timeout(200)
-    raise AssertionError("the page did not catch up with the paused session's last step within 60 s")
+    raise AssertionError("the worker did not settle, or the page catch up, within 60 s of the pause")
 
 
 def _take_out(page, line: int) -> int:
