@@ -12,13 +12,17 @@ trainer and :func:`~ace_core.live.policy.untrained_policy` both write through it
 A run directory holds ``checkpoint.pt`` (the last state, to resume) and, when the run validates,
 ``best.pt`` (the policy that did best on the validation days, without buffer). Whoever loads "the
 run's policy" from a directory gets ``best.pt`` when there is one (:func:`load_checkpoint`); a file
-path loads that file.
+path loads that file. Beside them, ``days.json`` names the days the policy learned from (its
+own train days, its mines', its start policy's), so that an evaluation can refuse a test day it
+saw under another cut of the split (:func:`~ace_core.grid.scenarios.learned_in`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 CHECKPOINT_NAME = "checkpoint.pt"
 BEST_NAME = "best.pt"
+DAYS_NAME = "days.json"
 
 
 def save_checkpoint(state: dict, path: Path) -> Path:
@@ -71,6 +76,29 @@ def policy_file(path: Path) -> Path:
         best = path / BEST_NAME
         return best if best.is_file() else path / CHECKPOINT_NAME
     return path
+
+
+def write_days_learned(run_dir: Path, days: Iterable[str]) -> Path:
+    """Name the days (scenario names) the policy of ``run_dir`` learned from, whole or not at all."""
+    path = Path(run_dir) / DAYS_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(json.dumps(sorted(set(days)), indent=0))
+    os.replace(partial, path)
+    return path
+
+
+def days_learned(path: Path) -> list[str] | None:
+    """The days the policy at ``path`` (a run directory or one of its policy files) learned
+    from; None for a run made before runs named them."""
+    path = Path(path)
+    found = (path if path.is_dir() else path.parent) / DAYS_NAME
+    try:
+        return [str(day) for day in json.loads(found.read_text())]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        raise CheckpointError(f"{found} is unreadable ({exc}); delete it to evaluate without it") from None
 
 
 def load_checkpoint(path: Path) -> dict:

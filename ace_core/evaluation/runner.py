@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.spec import AgentSpec, load_agent
+from ace_core.checkpoint import days_learned
 from ace_core.errors import ConfigError
 from ace_core.evaluation.episodes import (
     EpisodePlayer,
@@ -42,7 +43,7 @@ from ace_core.evaluation.episodes import (
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
-from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, scenarios
+from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, Scenario, learned_in, scenarios
 from ace_core.imitation.ray_mining import check_ray_address
 
 STEPS_PER_DAY = 288
@@ -140,6 +141,7 @@ def prepare(
     chosen = scenarios(env, split, episode_length)[:nb_episode]
     if not chosen:
         raise ConfigError(f"env {env_name!r} has no {split} scenarios")
+    check_unseen(agent_spec, chosen, split)
     out_dir = Path(out_dir) if out_dir else None
     if out_dir is not None and (out_dir / REPORT_NAME).exists():
         raise ConfigError(f"{out_dir} already holds an evaluation report; choose another --out")
@@ -154,6 +156,23 @@ def prepare(
     jobs = [(scenario.name, seed) for seed in seeds for scenario in chosen]
     player = EpisodePlayer(env, agent, chosen) if keep_player else None
     return Evaluation(settings, jobs, tuple(seeds), nb_episode, out_dir, score, player)
+
+
+def check_unseen(agent_spec: str | AgentSpec, chosen: list[Scenario], split: str) -> None:
+    """Refuse validation or test scenarios that play steps of a day the agent's policy learned
+    from (its run's ``days.json``; a run made before runs named their days is not checked)."""
+    spec = agent_spec if isinstance(agent_spec, AgentSpec) else AgentSpec.parse(agent_spec)
+    if split == "train" or not spec.path:
+        return
+    seen = learned_in(chosen, days_learned(Path(spec.path)) or [])
+    if seen:
+        scenario, day = seen[0]
+        raise ConfigError(
+            f"{split} scenario {scenario.name} plays steps of {day}, a day policy {spec.path} learned "
+            f"from ({len({s.name for s, _ in seen})} {split} scenario(s) do): the split was cut with "
+            "other days or another episode length; evaluate with the days and --episode-length the "
+            "policy was trained with, or fewer --episodes"
+        )
 
 
 def evaluate(

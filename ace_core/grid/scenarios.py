@@ -12,8 +12,13 @@ The split is deterministic and depends only on the env's chronics: episodes are 
 - ``validation`` when ``i % 5 == 3`` (or the second-to-last one of a 3-4 episode env),
 - ``train`` otherwise.
 
-Test episodes are never used in training. Neighbouring days of one chronic can share weather
-and load patterns, as in SMAAC's split; full datasets with many chronics make this leakage small.
+Test episodes are never used in training, as long as the split is cut the same way: numbering
+depends on the episode length and on every chronic before a day (grown weeks sort before the
+bundled days), so a day of one cut can be a test day of another. A policy's run therefore names
+the days it learned from (``days.json``, :mod:`ace_core.checkpoint`), and an evaluation refuses a
+validation or test scenario that plays steps of one of them (:func:`learned_in`). Neighbouring
+days of one chronic can share weather and load patterns, as in SMAAC's split; full datasets with
+many chronics make this leakage small.
 """
 
 from __future__ import annotations
@@ -38,6 +43,23 @@ class Scenario:
     @property
     def name(self) -> str:
         return f"{self.chronic_name}@{self.start}+{self.length}"
+
+    @classmethod
+    def from_name(cls, name: str) -> Scenario:
+        """The scenario a :attr:`name` stands for (its chronic's index is not in the name: -1)."""
+        chronic, at, span = name.rpartition("@")
+        start, plus, length = span.partition("+")
+        if not (chronic and at and plus and start.isdigit() and length.isdigit()):
+            raise ConfigError(f"{name!r} is not a scenario name; accepted: CHRONIC@START+LENGTH")
+        return cls(-1, chronic, int(start), int(length))
+
+    def shares_steps(self, other: Scenario) -> bool:
+        """Whether the two play some of the same steps of the same chronic."""
+        return (
+            self.chronic_name == other.chronic_name
+            and self.start < other.start + other.length
+            and other.start < self.start + self.length
+        )
 
     def reset_options(self) -> dict:
         """Options for ``env.reset(options=...)`` and the Runner's ``reset_options``."""
@@ -88,6 +110,14 @@ def scenarios(env, split: str, episode_length: int = DEFAULT_EPISODE_LENGTH) -> 
         raise ConfigError(f"unknown split {split!r}; accepted: {', '.join(SPLITS)}")
     episodes = cut_episodes(chronic_lengths(env), episode_length)
     return [s for i, s in enumerate(episodes) if split_of(i, len(episodes)) == split]
+
+
+def learned_in(chosen: list[Scenario], learned: list[str]) -> list[tuple[Scenario, str]]:
+    """(scenario, learned day) for each of ``chosen`` that plays steps of a day named in
+    ``learned``: a policy's training days show through a split cut otherwise (another episode
+    length, or chronics added before them)."""
+    days = [Scenario.from_name(name) for name in learned]
+    return [(scenario, day.name) for scenario in chosen for day in days if scenario.shares_steps(day)]
 
 
 def reset_to(env, scenario: Scenario, seed: int):

@@ -123,7 +123,7 @@ def pretrain(
     ``moves`` most frequent discrete forms of the continuous moves the expert played
     (:mod:`ace_core.grid.flex.discrete`; mines of an expert with ``flex``), learned at the
     decisions ``move_labels`` names (:data:`~ace_core.config.checks.MOVE_LABELS`)."""
-    from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint
+    from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint, write_days_learned
     from ace_core.config import TrainConfig
     from ace_core.config.checks import MOVE_LABELS, in_range, one_of
     from ace_core.errors import ConfigError
@@ -206,5 +206,6 @@ def pretrain(
         "pretrain": report,
     }
     save_checkpoint(state, out / CHECKPOINT_NAME)
+    write_days_learned(out, (str(day) for day in dataset.arrays.get("day_name", ())))
     (out / "pretrain.json").write_text(json.dumps(report, indent=2))
     return report

@@ -31,6 +31,14 @@ def episode_file(out: Path, scenario: Scenario, seed: int) -> Path:
     return out / "episodes" / f"{scenario.name.replace('/', '_')}-seed{seed}.npz"
 
 
+def mine_days(folder: str | Path) -> list[str]:
+    """The days (scenario names) whose episodes a mine holds (``folder``: the mine, or its
+    ``dataset.npz``), from its episode files' names: what a policy cloned from it learned from."""
+    folder = Path(folder)
+    episodes = (folder if folder.is_dir() else folder.parent) / "episodes"
+    return sorted({path.name.rsplit("-seed", 1)[0] for path in episodes.glob("*.npz")})
+
+
 def marker(path: Path) -> Path:
     """``<episode>.npz.playing``: holds ``host pid`` of the worker playing that episode."""
     return path.with_name(path.name + ".playing")

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.checkpoint import check_same_space, load_checkpoint, with_policy_moves
+from ace_core.checkpoint import check_same_space, days_learned, load_checkpoint, with_policy_moves
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
 from ace_core.grid.action_space import ActionSpace, build_action_space
@@ -30,6 +30,7 @@ from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import Scenario, scenarios
 from ace_core.imitation.anchor import DecisionLog, ExpertAnchor
+from ace_core.imitation.mine_files import mine_days
 from ace_core.imitation.pretrain import ImitationStart
 from ace_core.rl.buffer import ReplayBuffer
 from ace_core.rl.sac import SAC
@@ -143,6 +144,18 @@ def anchor_for(
         mines += imitation.mine_dirs() if mine == "auto" and imitation else [mine]
     labels = config.pretrain.move_labels
     return ExpertAnchor.load(mines, space, features.state_dict(), env.gen_pmax, labels)
+
+
+def run_days(config: TrainConfig, train_days: list[Scenario], imitation: ImitationStart | None) -> list[str]:
+    """The days a run's policy learns from: its train days, its start policy's and its mines'
+    (cloned or anchored on)."""
+    days = {scenario.name for scenario in train_days}
+    if config.init_from:
+        days.update(days_learned(Path(config.init_from)) or ())
+    mines = [mine for mine in config.anchor_mines() if mine != "auto"]
+    for mine in [*(imitation.mine_dirs() if imitation else ()), *mines]:
+        days.update(mine_days(mine))
+    return sorted(days)
 
 
 def validator_for(config: TrainConfig, env, space: ActionSpace) -> Validator | None:

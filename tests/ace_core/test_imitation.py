@@ -6,12 +6,14 @@ import numpy as np
 import torch
 
 from ace_core.agents.spec import load_agent
+from ace_core.checkpoint import days_learned
 from ace_core.cli import main
 from ace_core.config import TrainConfig
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.imitation.cloning import CloneConfig, agreement, behaviour_clone, split_by_day
 from ace_core.imitation.data import load_dataset
+from ace_core.imitation.mine_files import mine_days
 from ace_core.rl.sac import SAC
 
 
@@ -48,6 +50,35 @@ def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
     obs = env.reset(seed=0, options={"time serie id": 0})
     assert 0 <= agent.choose(obs) < agent.space.n
     np.testing.assert_allclose(agent.features.load_scale, load_dataset(out, agent.space).load_scale)
+    assert days_learned(run) == mine_days(out) == ["000@0+16", "000@16+16", "000@32+16"]  # the mine's days
+
+
+def test_an_evaluation_refuses_the_days_its_policy_learned_from(mined, tmp_path, capsys):
+    """With 15-step episodes the first validation scenario (steps 45-59 of the first chronic)
+    plays the last steps of a day mined with 16-step episodes (steps 32-47): refused, nothing
+    written; with the mine's own cut it plays."""
+    spec, out, _ = mined
+    run = tmp_path / "bc"
+    assert (
+        main(["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "1"]) == 0
+    )
+    capsys.readouterr()
+    evaluate = [
+        "evaluate",
+        "--env",
+        spec.env,
+        "--agent",
+        f"sac:{run}",
+        "--split",
+        "validation",
+        "--episodes",
+        "1",
+    ]
+    assert main([*evaluate, "--episode-length", "15", "--out", str(tmp_path / "ev")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "validation scenario 000@45+15 plays steps of 000@32+16, a day policy" in err, err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "ev").exists()
+    assert main([*evaluate, "--episode-length", "16"]) == 0
 
 
 def test_missing_corrupt_or_foreign_datasets_exit_2_and_write_nothing(mined, tmp_path, capsys):

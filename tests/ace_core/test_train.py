@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.checkpoint import load_checkpoint
+from ace_core.checkpoint import days_learned, load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
-from ace_core.grid.scenarios import reset_to
+from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.kernels import kernels_in_force
 from ace_core.training import run
-from ace_core.training.setup import build_parts
+from ace_core.training.setup import build_parts, run_days
 from tests.sandbox_settings import sandbox_settings
 
 TINY = sandbox_settings(steps=400, checkpoint_every=200)
@@ -43,6 +43,9 @@ def test_a_run_reports_learns_and_checkpoints(straight_run):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["steps"] == 400
     assert summary["kernels"] == kernels_in_force()  # what the run's figures were computed on
+    config = TrainConfig(**TINY)
+    train_days = scenarios(make_env(config.env), "train", config.episode_length)
+    assert days_learned(out) == sorted(day.name for day in train_days)  # what evaluations refuse
 
 
 def test_same_seed_same_result(straight_run, tmp_path):
@@ -157,6 +160,8 @@ def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):
     assert trainer.sac.updates == 0  # the networks only: optimisers and counters start afresh
     fresh = Trainer(TrainConfig(**TINY).validate(), tmp_path / "cold").sac.actor.state_dict()
     assert any(not torch.equal(fresh[name], started[name]) for name in started)
+    # the days it learns from include those its start policy learned from
+    assert run_days(TrainConfig(**TINY, init_from=str(source)), [], None) == days_learned(source)
 
 
 def test_init_from_refuses_a_foreign_policy_and_a_missing_path(straight_run, tmp_path):

@@ -1,7 +1,7 @@
 import pytest
 
 from ace_core.errors import ConfigError
-from ace_core.grid.scenarios import SPLITS, cut_episodes, reset_to, scenarios, split_of
+from ace_core.grid.scenarios import SPLITS, Scenario, cut_episodes, learned_in, reset_to, scenarios, split_of
 
 
 def test_chronics_are_cut_into_day_episodes():
@@ -44,3 +44,35 @@ def test_reset_to_starts_at_the_offset_with_the_length(sandbox):
 def test_unknown_split_is_refused(sandbox):
     with pytest.raises(ConfigError, match="accepted: train, validation, test"):
         scenarios(sandbox, "holdout")
+
+
+def test_a_scenario_name_reads_back_and_overlaps_by_steps_of_one_chronic():
+    day = Scenario.from_name("2050-01-03_gridace0w000@288+288")
+    assert (day.chronic_name, day.start, day.length) == ("2050-01-03_gridace0w000", 288, 288)
+    assert Scenario.from_name(day.name).name == day.name
+    assert day.shares_steps(Scenario(0, day.chronic_name, 0, 289))  # one step in common
+    assert not day.shares_steps(Scenario(0, day.chronic_name, 0, 288))  # the day before
+    assert not day.shares_steps(Scenario(1, "Scenario_august_dummy", 288, 288))  # another chronic
+    for bad in ("Scenario_august_dummy", "a@x+1", "a@1", "@0+288"):
+        with pytest.raises(ConfigError, match="accepted: CHRONIC@START"):
+            Scenario.from_name(bad)
+
+
+def test_another_cut_of_the_split_makes_a_train_day_a_test_day():
+    """Grown weeks sort before the bundled days: two bundled train days with two weeks (14 days
+    before them) are test days with four (28 before them); and a three-day test window covers a
+    train day of the one-day cut. :func:`learned_in` names them."""
+    bundled = [("Scenario_august_dummy", 2016)]
+    two = cut_episodes([(f"w{k}", 2016) for k in range(2)] + bundled)
+    four = cut_episodes([(f"w{k}", 2016) for k in range(4)] + bundled)
+    trained = [s.name for i, s in enumerate(two) if split_of(i, len(two)) == "train"]
+    tested = [s for i, s in enumerate(four) if split_of(i, len(four)) == "test"]
+    assert [(s.name, day) for s, day in learned_in(tested, trained)] == [
+        (f"Scenario_august_dummy@{start}+288",) * 2 for start in (288, 1728)
+    ]
+    one_day = cut_episodes(bundled)
+    trained = [s.name for i, s in enumerate(one_day) if split_of(i, len(one_day)) == "train"]
+    three_days = cut_episodes(bundled, 864)  # two windows (the last 288 steps too short a piece)
+    assert [(s.name, day) for s, day in learned_in(three_days[1:], trained)] == [
+        ("Scenario_august_dummy@864+864", "Scenario_august_dummy@1440+288")
+    ]
