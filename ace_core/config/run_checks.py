@@ -100,10 +100,26 @@ def check_pretrain_attacks(config: TrainConfig) -> None:
             "pretrain_attacks are attacked days auto mines; set pretrain_mine=auto, or mine them "
             "with `python -m ace_core mine --opponent` and name them in anchor_mine"
         )
-    if check_opponent(attacks) == check_opponent(config.opponent):
+    if check_opponent(attacks) == check_opponent(config.pretrain.mines_opponent(config.opponent)):
         raise ConfigError(
-            f"pretrain_attacks {attacks!r} is the run's own opponent, whose days are mined anyway; "
-            "give another profile, or leave it empty"
+            f"pretrain_attacks {attacks!r} is the opponent the days as they are are mined under "
+            "anyway (pretrain_opponent, else the run's own); give another profile, or leave it empty"
+        )
+
+
+def check_pretrain_opponent(config: TrainConfig) -> None:
+    """``pretrain_opponent``: a known profile, for auto mines."""
+    from ace_core.grid.opponents import check_opponent, opponent_kwargs
+
+    try:
+        check_opponent(config.pretrain.opponent)
+        opponent_kwargs(config.env, config.pretrain.opponent)
+    except ConfigError as exc:
+        raise ConfigError(f"pretrain_opponent: {exc}") from None
+    if config.pretrain.mine != "auto":
+        raise ConfigError(
+            "pretrain_opponent is the opponent auto mines play under; set pretrain_mine=auto, or "
+            "mine with `python -m ace_core mine --opponent` and name the mine in pretrain_mine"
         )
 
 
@@ -116,6 +132,8 @@ def check_pretrain(config: TrainConfig) -> None:
             "pretrain_demand_scales are the heavier days auto mines; set pretrain_mine=auto, or "
             "mine heavier days with `python -m ace_core mine --demand-scale` and name them in anchor_mine"
         )
+    if pretrain.opponent:
+        check_pretrain_opponent(config)
     if pretrain.attacks:
         check_pretrain_attacks(config)
     if pretrain.moves:

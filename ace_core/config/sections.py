@@ -212,6 +212,8 @@ class PretrainConfig:
     """grid seeds each train day is mined with (auto)"""
     demand_scales: str = flat("pretrain_demand_scales", "")
     """with auto, also mine the train days heavier: demand scales, comma-separated (e.g. 1.05,1.1; each 0.8-1.3, ace_core/grid/demand.py); heavier days hold many more of the decisions where doing nothing overloads the grid, and the clone and the anchor learn from every mine; empty = the days as they are only"""
+    opponent: str = flat("pretrain_opponent", "")
+    """with auto, the line attacks of the mines of the days as they are and heavier: an opponent profile (env, none, random-line, storm; settings after a colon; ace_core/grid/opponents.py); empty = the run's own opponent. A run trained under the storm can so clone from the same mines as one trained on the days as the env plays them"""
     attacks: str = flat("pretrain_attacks", "")
     """with auto, also mine the train days under these line attacks: an opponent profile (storm, random-line; settings after a colon, e.g. storm:cooldown=36; ace_core/grid/opponents.py), for a policy that has seen what an attack leaves to repair; empty = the run's own opponent only"""
     epochs: int = flat("pretrain_epochs", 30)
@@ -220,6 +222,10 @@ class PretrainConfig:
     """the policy also plays this many discrete forms of the continuous moves the expert played (redispatch, curtailment, storage; the most frequent in the mines, ace_core/grid/flex/discrete.py), cloned and trained like its topology actions; needs mines of an expert with flex (e.g. pretrain_expert=greedy:threshold=0.8,flex=4); 0 = topology only"""
     move_labels: str = flat("pretrain_move_labels", "all")
     """with pretrain_moves, the decisions a move is learned at: all (wherever the expert played one) or alone (only where it played no topology action with it)"""
+
+    def mines_opponent(self, run_opponent: str) -> str:
+        """The opponent of the auto mines of the days as they are and heavier."""
+        return self.opponent or run_opponent
 
     def scales(self) -> tuple[float, ...]:
         """The demand scales auto mines at: 1.0 (the days as they are), then ``demand_scales``."""

@@ -2,7 +2,7 @@
 
 With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, or with ``auto``
 the mine of its env's train days (expert ``pretrain_expert``, grid seeds
-``0..pretrain_seeds-1``) in the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
+``0..pretrain_seeds-1``, under the line attacks of ``pretrain_opponent``, else the run's own) in the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
 every run asking for the same mine reuses it; mined here with Ray on ``workers`` processes, one
 unless the caller gives more: the mine is the same whatever their number), and one more
 mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`) and
@@ -96,8 +96,8 @@ class ImitationStart:
         return self.checkpoint
 
     def _specs(self) -> list:
-        """The auto mines: the train days as they are, at each heavier demand scale, then under
-        ``pretrain_attacks``."""
+        """The auto mines: the train days as they are and at each heavier demand scale (under
+        ``pretrain_opponent``, else the run's own), then under ``pretrain_attacks``."""
         from ace_core.imitation.mining import MineSpec
 
         pretrain = self.config.pretrain
@@ -108,7 +108,7 @@ class ImitationStart:
             "episode_length": self.config.episode_length,
         }
         specs = [
-            MineSpec(**settings, opponent=self.config.opponent, demand_scale=scale)
+            MineSpec(**settings, opponent=pretrain.mines_opponent(self.config.opponent), demand_scale=scale)
             for scale in pretrain.scales()
         ]
         if pretrain.attacks:

@@ -139,12 +139,19 @@ def test_recipes_are_listed_from_the_command_line():
     assert all(name in listing for name in RECIPES) and "Not yet measured" in listing
 
 
-def test_the_36bus_stress_rl_recipe_starts_from_the_stress_clones_mines(tmp_path):
-    """RL on heavier days, acting as the plain policy is deployed: cloned and anchored on the
-    mines stress-clone-36bus makes (the same cache entries, so one recipe reuses the other's)."""
-    clone, rl = (recipe_get(name).config(seed=3) for name in ("stress-clone-36bus", "stress-sac-36bus"))
+@pytest.mark.parametrize(
+    ("name", "demand_scale", "opponent"),
+    [("stress-sac-36bus", 1.1, "env"), ("storm-sac-36bus", 1.0, "storm")],
+)
+def test_the_36bus_stress_rl_recipes_start_from_the_stress_clones_mines(
+    tmp_path, name, demand_scale, opponent
+):
+    """RL on heavier days or under the storm, acting as the plain policy is deployed: cloned and
+    anchored on the mines stress-clone-36bus makes (the same cache entries, so one recipe reuses
+    the other's; under the storm thanks to pretrain_opponent)."""
+    clone, rl = recipe_get("stress-clone-36bus").config(seed=3), recipe_get(name).config(seed=3)
     mines = ImitationStart(clone, tmp_path / "clone").mine_dirs()
     assert ImitationStart(rl, tmp_path / "rl").mine_dirs() == mines and len(mines) == 3
     assert rl.validate().anchor_mines() == ["auto"] and rl.sac.anchor > 0
-    assert (rl.rho_threshold, rl.demand_scale, rl.opponent) == (1.0, 1.1, clone.opponent)
+    assert (rl.rho_threshold, rl.demand_scale, rl.opponent) == (1.0, demand_scale, opponent)
     assert (rl.validation.demand_scale, rl.validation.opponent) == (1.1, "storm")

@@ -159,6 +159,40 @@ def test_auto_mines_the_attacked_days_too(tmp_path):
     ]
 
 
+def test_a_run_under_attacks_mines_the_days_as_the_env_plays_them_with_pretrain_opponent(tmp_path):
+    """By default the auto mines play under the run's own opponent; pretrain_opponent sets them
+    apart, so a run under the storm clones from the mines of a run on the days as they are."""
+    from ace_core.imitation.mining import MineSpec
+    from ace_core.imitation.pretrain import ImitationStart
+
+    storm = {**SHORT, "opponent": "storm", "pretrain_mine": "auto", "pretrain_demand_scales": "1.1"}
+    assert ImitationStart(TrainConfig(**storm).validate(), tmp_path).mine_dirs() == [
+        MineSpec(env=MINE_ENV, seeds=2, opponent="storm", demand_scale=scale).default_dir().resolve()
+        for scale in (1.0, 1.1)
+    ]
+    apart = TrainConfig(**storm, pretrain_opponent="env").validate()
+    assert ImitationStart(apart, tmp_path).mine_dirs() == [
+        MineSpec(env=MINE_ENV, seeds=2, demand_scale=scale).default_dir().resolve() for scale in (1.0, 1.1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (
+            {"pretrain_mine": "auto", "pretrain_opponent": "hail"},
+            "unknown opponent 'hail'; accepted: env, none",
+        ),
+        ({"pretrain_mine": "auto", "pretrain_opponent": "storm:gust=3"}, "unknown setting 'gust'"),
+        ({"pretrain_opponent": "env"}, "set pretrain_mine=auto, or mine with"),
+    ],
+)
+def test_a_bad_pretrain_opponent_says_what_is_accepted(settings, message):
+    with pytest.raises(ConfigError, match="pretrain_opponent") as info:
+        TrainConfig(**SHORT, **settings).validate()
+    assert message in str(info.value)
+
+
 @pytest.mark.parametrize(
     "settings, message",
     [
@@ -174,7 +208,16 @@ def test_auto_mines_the_attacked_days_too(tmp_path):
         ({"pretrain_attacks": "storm"}, "set pretrain_mine=auto, or mine them"),
         (
             {"pretrain_mine": "auto", "pretrain_attacks": "storm:cooldown=48", "opponent": "storm"},
-            "is the run's own opponent",
+            "is the opponent the days as they are are mined under anyway",
+        ),
+        (
+            {
+                "pretrain_mine": "auto",
+                "pretrain_attacks": "storm",
+                "pretrain_opponent": "storm",
+                "opponent": "env",
+            },
+            "is the opponent the days as they are are mined under anyway",
         ),
     ],
 )
