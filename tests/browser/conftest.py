@@ -198,3 +198,25 @@ def log_in(page: Any, base_url: str, username: str, password: str) -> None:
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{base_url}/")
+
+
+def pause_and_settle(page: Any, session_id: int) -> None:
+    """Pause the live session from the page, and wait until its worker is idle and the page shows
+    the last step: a step may be in flight when the pause lands, so the worker has to be heard
+    from after the pause (its heartbeat reads the status before each step, and recording a step
+    stamps it too) before the last recorded step is final."""
+    from django.utils import timezone
+
+    from webapp.operations.models import LiveSession
+
+    page.click("#pause")
+    page.wait_for_function("() => document.getElementById('session-status').textContent.startsWith('paused')")
+    paused_at = timezone.now()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        session = in_thread(lambda: LiveSession.objects.get(pk=session_id))
+        shown = int(page.get_attribute("#diagram", "data-step"))
+        if session.heartbeat_at > paused_at and shown == session.current_step:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError("the worker did not settle, or the page catch up, within 60 s of the pause")

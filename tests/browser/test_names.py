@@ -20,15 +20,13 @@ import json
 import os
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
 
-from tests.browser.conftest import ROOT, browser, in_thread, log_in
+from tests.browser.conftest import ROOT, browser, in_thread, log_in, pause_and_settle
 from tests.browser.test_operator import ENV, PASSWORD, _set_up, live_worker  # noqa: F401 - a fixture of this test
-from webapp.operations.models import Alarm, LiveRecommendation, LiveSession, SessionStep
+from webapp.operations.models import Alarm, LiveRecommendation, SessionStep
 
 GREEK = "Alpha Beta Gamma Delta Epsilon Zeta Eta Theta Iota Kappa Lambda Mu Nu Xi".split()
 TREES = "Oak Elm Ash Yew Fir Bay".split()
@@ -155,26 +153,6 @@ def _check_diagram(traces: list[dict]) -> None:
             )
 
 
-def _wait_until_paused(page, session_id: int) -> None:
-    """Pause, and wait until the worker is idle and the page shows its last step: a step may be in
-    flight when the pause lands, so the worker has to be heard from after the pause (its heartbeat
-    reads the status before each step, and recording a step stamps it too) before the last
-    recorded step is final."""
-    page.click("#pause")
-    page.wait_for_function("() => document.getElementById('session-status').textContent.startsWith('paused')")
-    paused_at = timezone.now()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        session = in_thread(lambda: LiveSession.objects.get(pk=session_id))
-        if (
-            session.heartbeat_at > paused_at
-            and int(page.get_attribute("#diagram", "data-step")) == session.current_step
-        ):
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the worker did not settle, or the page catch up, within 60 s of the pause")
-
-
 def _take_out(page, line: int) -> int:
     """The operator disconnects ``line`` from the what-if panel and plays one step; the step the
     page then shows (its alarms and assessment with it)."""
@@ -232,7 +210,7 @@ def test_one_element_has_one_name_across_cards_alarms_and_diagram(server, artifa
         log_in(page, server, "op", PASSWORD)
         page.goto(f"{server}/live/{session_id}/")
         page.wait_for_function(SHOWN, timeout=120_000)
-        _wait_until_paused(page, session_id)
+        pause_and_settle(page, session_id)
         shown = page.wait_for_function(SHOWN, timeout=15_000).json_value()
         step = shown["step"]
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from ace_core.live import untrained_policy
-from tests.browser.conftest import ROOT, _stop, browser, in_thread, log_in
+from tests.browser.conftest import ROOT, _stop, browser, in_thread, log_in, pause_and_settle
 from webapp.accounts.services import role_groups_sync, user_create_with_role
 from webapp.audit.models import AuditEntry
 from webapp.jobs.models import JobStatus
@@ -160,11 +160,7 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         _check_cards_and_assessment(page, artifacts)
 
         # pause, so the decision below is about a step that stays current
-        page.click("#pause")
-        page.wait_for_function(
-            "() => document.getElementById('session-status').textContent.startsWith('paused')"
-        )
-        page.wait_for_timeout(1200)
+        pause_and_settle(page, session_id)
         paused_at = _step(page)
 
         # each step sends only what changed, merged into what the page has: one more step, then the
