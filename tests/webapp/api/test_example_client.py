@@ -96,6 +96,8 @@ def test_the_example_client_runs_the_whole_loop(live_server, engineer, make_toke
     assert (run.status, run.label, run.config["steps"]) == (JobStatus.SUCCEEDED, "example client loop", 300)
     evaluation = run.evaluations.get()
     assert (evaluation.status, evaluation.split, evaluation.nb_episode) == (JobStatus.SUCCEEDED, "test", 1)
+    # its test days cut as its training days were (another cut's test days can hold training days)
+    assert {result["episode_length"] for result in evaluation.results.values()} == {20}
     deployment = deployment_current()
     assert deployment.checkpoint.run == run
     # the override only when the guard refused

@@ -3,7 +3,8 @@
 The evaluator (``settings.GRIDACE_EVALUATOR``, normally :func:`ace_core.evaluation.runner.evaluate`) runs
 once for the run's policy, once for it checked by simulation as deployed
 (``settings.GRIDACE_CHECKED_AGENT``, or the grid's own check when unset) and once per baseline in
-``settings.GRIDACE_BASELINES``, on the same episodes; each result is stored under the agent's name.
+``settings.GRIDACE_BASELINES``, on the same episodes, cut as the run's training days were (its
+``episode_length``); each result is stored under the agent's name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 from webapp.jobs.services import job_fail, job_finish, job_start
 from webapp.training.models import Evaluation
 from webapp.training.selectors.evaluations import RUN_AGENT, RUN_CHECKED_AGENT
@@ -70,9 +72,13 @@ def evaluate_attempt(*, evaluation_id: int, worker_id: str = "") -> dict[str, An
     try:
         agents = run_agents(evaluation)  # a bad GRIDACE_CHECKED_AGENT fails the evaluation
         evaluate = import_string(settings.GRIDACE_EVALUATOR)
+        # the days cut as the run's own were: another cut's test days can hold its training days
+        cut = {"episode_length": run.config.get("episode_length", DEFAULT_EPISODE_LENGTH)}
         results = {}
         for name, spec in agents.items():
-            results[name] = evaluate(run.env, spec, evaluation.split, evaluation.nb_episode, out_root / name)
+            results[name] = evaluate(
+                run.env, spec, evaluation.split, evaluation.nb_episode, out_root / name, **cut
+            )
     except BaseException as error:
         heartbeat.stop()
         job_fail(model=Evaluation, job_id=evaluation_id, worker_token=token, error=error_text(error))
