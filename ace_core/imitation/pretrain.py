@@ -2,7 +2,8 @@
 
 With ``pretrain_mine`` set, a fresh run first gets a mine: the directory given, or with ``auto``
 the mine of its env's train days (expert ``pretrain_expert``, grid seeds
-``0..pretrain_seeds-1``, under the line attacks of ``pretrain_opponent``, else the run's own) in the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
+``0..pretrain_seeds-1``, under the line attacks of ``pretrain_opponent``, else the run's own) in
+the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
 every run asking for the same mine reuses it; mined here with Ray on ``workers`` processes, one
 unless the caller gives more: the mine is the same whatever their number), and one more
 mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`) and

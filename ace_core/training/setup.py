@@ -22,7 +22,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ace_core.checkpoint import check_same_space, days_learned, load_checkpoint, with_policy_moves
+from ace_core.checkpoint import (
+    check_same_space,
+    days_learned,
+    load_checkpoint,
+    with_policy_moves,
+    write_days_learned,
+)
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError, ConfigError
 from ace_core.grid.action_space import ActionSpace, build_action_space
@@ -156,6 +162,13 @@ def run_days(config: TrainConfig, train_days: list[Scenario], imitation: Imitati
     for mine in [*(imitation.mine_dirs() if imitation else ()), *mines]:
         days.update(mine_days(mine))
     return sorted(days)
+
+
+def write_run_days(
+    out_dir: Path, config: TrainConfig, train_days: list[Scenario], imitation: ImitationStart | None
+) -> Path:
+    """``out_dir/days.json``: the days of :func:`run_days`, what evaluations refuse to test it on."""
+    return write_days_learned(out_dir, run_days(config, train_days, imitation))
 
 
 def validator_for(config: TrainConfig, env, space: ActionSpace) -> Validator | None:

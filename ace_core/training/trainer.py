@@ -38,13 +38,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ace_core.agents.sac import calm_release
-from ace_core.checkpoint import (
-    BEST_NAME,
-    CHECKPOINT_NAME,
-    load_checkpoint,
-    write_checkpoint,
-    write_days_learned,
-)
+from ace_core.checkpoint import BEST_NAME, CHECKPOINT_NAME, load_checkpoint, write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink
@@ -57,7 +51,7 @@ from ace_core.rl.rng_state import preserved_rng
 from ace_core.training.extensions import ExtensionFactory, extensions_for
 from ace_core.training.pending import Pending
 from ace_core.training.resume import restore, training_state, truncate_logs
-from ace_core.training.setup import RunParts, anchor_for, build_parts, run_days, start_from, start_state
+from ace_core.training.setup import RunParts, anchor_for, build_parts, start_from, start_state, write_run_days
 from ace_core.training.validation import Validation
 
 
@@ -218,7 +212,7 @@ class Trainer:
             if self.imitation and not self.imitation.done():
                 self._clone_first()
             self._start_episode()
-        write_days_learned(self.out_dir, run_days(self.config, self.scenarios, self.imitation))
+        write_run_days(self.out_dir, self.config, self.scenarios, self.imitation)
 
     def _clone_first(self) -> None:
         """Mine (or reuse the mine) and clone the expert; the policy starts from the clone. A clone
