@@ -109,11 +109,10 @@ def check_pretrain_attacks(config: TrainConfig) -> None:
 
 def check_pretrain_opponent(config: TrainConfig) -> None:
     """``pretrain_opponent``: a known profile, for auto mines."""
-    from ace_core.grid.opponents import check_opponent, opponent_kwargs
+    from ace_core.grid.opponents import opponent_kwargs
 
     try:
-        check_opponent(config.pretrain.opponent)
-        opponent_kwargs(config.env, config.pretrain.opponent)
+        opponent_kwargs(config.env, config.pretrain.opponent)  # an unknown profile or setting
     except ConfigError as exc:
         raise ConfigError(f"pretrain_opponent: {exc}") from None
     if config.pretrain.mine != "auto":

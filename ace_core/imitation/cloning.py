@@ -206,6 +206,7 @@ def pretrain(
         "pretrain": report,
     }
     save_checkpoint(state, out / CHECKPOINT_NAME)
-    write_days_learned(out, (str(day) for day in dataset.arrays.get("day_name", ())))
+    if "day_name" in dataset.arrays:  # a dataset joined before day names names none: not checked
+        write_days_learned(out, (str(day) for day in dataset.arrays["day_name"]))
     (out / "pretrain.json").write_text(json.dumps(report, indent=2))
     return report
