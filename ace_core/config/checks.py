@@ -14,6 +14,7 @@ CRITIC_FORMATS = ("choice", "json")
 ACTOR_ANSWERS = ("letter", "text")
 ACTOR_SELECTIONS = ("worst", "random")
 MOVE_LABELS = ("all", "alone")
+VALIDATION_DECIDES = ("mean", "attacks")
 """which decisions where the expert played a continuous move a policy with moves learns it at: all
 of them, or those where it played the move alone (no topology action with it)"""
 MAX_STEPS = 100_000_000

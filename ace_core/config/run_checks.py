@@ -18,6 +18,7 @@ from ace_core.config.checks import (
     MAX_STEPS,
     MOVE_LABELS,
     TRAJECTORY_SELECTIONS,
+    VALIDATION_DECIDES,
     in_range,
     one_of,
 )
@@ -69,6 +70,13 @@ def check_run(config: TrainConfig) -> None:
     in_range("validation_demand_scale", config.validation.demand_scale, *DEMAND_SCALE_RANGE)
     if config.validation.opponent:
         check_attacks("validation_opponent", config.env, config.validation.opponent)
+    one_of("validation_decides", config.validation.decides, VALIDATION_DECIDES)
+    if config.validation.decides == "attacks" and not config.validation.opponent:
+        raise ConfigError(
+            "validation_decides: 'attacks' needs validation_opponent, the attacks the days are played "
+            "under (random-line, storm); or set validation_decides=mean"
+        )
+    in_range("validation_floor", config.validation.floor, 0.0, 1.0)
     check_pretrain(config)
     check_anchor(config)
 

@@ -301,3 +301,7 @@ class ValidationConfig:
     """also play the validation days with every load and production multiplied by this (0.8-1.3; ace_core/grid/demand.py), a harder test of the same days; the mean survival over both chooses best.pt (1.0 = the days as they are only)"""
     opponent: str = flat("validation_opponent", "")
     """also play the validation days under these line attacks: an opponent profile (random-line, storm; settings after a colon, ace_core/grid/opponents.py), so a run that trains under attacks chooses best.pt on attacked days too; the mean survival over every copy decides (empty = no attacked copy)"""
+    decides: str = flat("validation_decides", "mean")
+    """which survival chooses best.pt: mean (over every copy played) or attacks (the copy under validation_opponent alone, for a policy meant for attacked grids)"""
+    floor: float = flat("validation_floor", 0.0)
+    """a policy must survive at least this share of the validation days as they are to be kept as best.pt over one that does (0-1; 0 = no floor): with decides=attacks, a policy for attacked grids that still holds ordinary days"""

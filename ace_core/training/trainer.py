@@ -52,7 +52,7 @@ from ace_core.training.extensions import ExtensionFactory, extensions_for
 from ace_core.training.pending import Pending
 from ace_core.training.resume import restore, training_state, truncate_logs
 from ace_core.training.setup import RunParts, anchor_for, build_parts, start_from, start_state, write_run_days
-from ace_core.training.validation import Validation
+from ace_core.training.validation import BestChoice, Validation
 
 
 @dataclass
@@ -115,6 +115,7 @@ class Trainer:
         self.validated_at: int | None = None
         """the decision count of the last validation"""
         self.best: Validation | None = None
+        self.choice = BestChoice(config.validation.decides, config.validation.floor)
         self.obs = None
         self._window: dict[str, list[float]] = {}
         self._scenario_order = np.random.default_rng([config.seed, 1]).permutation(len(self.scenarios))
@@ -238,13 +239,14 @@ class Trainer:
             self._validate()
 
     def _validate(self) -> None:
-        """Play the validation days with the policy as it stands; keep it as best.pt if it beats
-        the best so far (ties keep the earlier)."""
+        """Play the validation days with the policy as it stands; keep it as best.pt if the run's
+        choice (validation_decides, validation_floor) prefers it to the best so far (ties keep the
+        earlier)."""
         with preserved_rng():
             result = self.validator(self.sac, self.features, self.step, self.decisions)
         self.validated_at = self.decisions
         self.sink.emit(MetricsEvent(step=self.step, values=result.metrics()))
-        if self.best is None or result.survival > self.best.survival:
+        if self.choice.prefers(result, self.best):
             self.best = result
             # a policy file (no buffer, no loop): what evaluation and deployment load
             write_checkpoint(

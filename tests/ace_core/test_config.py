@@ -53,6 +53,15 @@ from ace_core.errors import ConfigError
             {"env": "l2rpn_wcci_2020", "validation_opponent": "random-line"},
             "validation_opponent: opponent 'random-line' has no list of attacked lines",
         ),
+        (
+            {"validation_decides": "worst"},
+            "validation_decides='worst' is not accepted; choose one of: mean, attacks",
+        ),
+        (
+            {"validation_decides": "attacks"},
+            "validation_decides: 'attacks' needs validation_opponent, the attacks the days are played under",
+        ),
+        ({"validation_floor": 1.5}, "validation_floor=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),
         ({"teacher_top_k": -1}, "teacher_top_k=-1 is out of range; accepted: 0 to 64"),

@@ -23,6 +23,8 @@ def test_the_launch_form_groups_each_setting_under_its_sections_title():
         "validation_seeds",
         "validation_demand_scale",
         "validation_opponent",
+        "validation_decides",
+        "validation_floor",
     )
     form = TrainConfigForm()
     assert [title for title, _ in form.advanced_groups()] == [t for t in FORM_GROUPS if t not in MAIN_GROUPS]
