@@ -48,11 +48,12 @@ from ace_core.grid.candidates import real_action, reconnect_or_nothing
 from ace_core.grid.scenarios import reset_to
 from ace_core.rl.buffer import Transition
 from ace_core.rl.rng_state import preserved_rng
+from ace_core.training.best_choice import BestChoice
 from ace_core.training.extensions import ExtensionFactory, extensions_for
 from ace_core.training.pending import Pending
 from ace_core.training.resume import restore, training_state, truncate_logs
 from ace_core.training.setup import RunParts, anchor_for, build_parts, start_from, start_state, write_run_days
-from ace_core.training.validation import BestChoice, Validation
+from ace_core.training.validation import Validation
 
 
 @dataclass
@@ -246,7 +247,7 @@ class Trainer:
             result = self.validator(self.sac, self.features, self.step, self.decisions)
         self.validated_at = self.decisions
         self.sink.emit(MetricsEvent(step=self.step, values=result.metrics()))
-        if self.choice.prefers(result, self.best):
+        if self.choice.prefers(result.metrics(), self.best.metrics() if self.best else None):
             self.best = result
             # a policy file (no buffer, no loop): what evaluation and deployment load
             write_checkpoint(

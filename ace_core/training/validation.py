@@ -17,7 +17,7 @@ attacked days too. The survival that decides is the mean over every copy (each o
 too), or with ``validation_decides=attacks`` the attacked copy's alone; ``validation_floor`` puts a
 policy that holds at least that share of the days as they are before any that does not, so a run
 can choose its best policy for attacked days among those that still hold ordinary ones
-(:class:`BestChoice`).
+(:mod:`ace_core.training.best_choice`).
 
 Validation has its own env: a fresh one per validation, and a fresh one per episode on grids with
 an opponent, whose state a grid2op env carries across seeded resets (as mining does), so a
@@ -40,6 +40,7 @@ from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.opponents import DEFAULT_OPPONENT
 from ace_core.grid.scenarios import Scenario, reset_to
 from ace_core.rl.sac import SAC
+from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
 
 
 @dataclass(frozen=True)
@@ -58,45 +59,21 @@ class Validation:
     survival_under_attacks: float | None = None
     """mean survival of the days as they are under ``validation_opponent``'s attacks (None: not played)"""
 
-    @property
-    def as_they_are(self) -> float:
-        """mean survival of the days as they are (without demand scale or attacks)"""
-        return self.survival_by_demand.get("1.0", self.survival)
-
     def as_dict(self) -> dict:
         return asdict(self)
 
     def metrics(self) -> dict[str, float]:
         """Its figures as the run reports them (``eval/...``)."""
         values = {
-            "eval/validation_survival": self.survival,
+            SURVIVAL: self.survival,
             "eval/validation_reward": self.reward,
             "eval/validation_decisions": float(self.decisions),
         }
         for scale, survival in self.survival_by_demand.items():
             values[f"eval/validation_survival_demand_{scale}"] = survival
         if self.survival_under_attacks is not None:
-            values["eval/validation_survival_attacks"] = self.survival_under_attacks
+            values[SURVIVAL_UNDER_ATTACKS] = self.survival_under_attacks
         return values
-
-
-@dataclass(frozen=True)
-class BestChoice:
-    """Which of two validations' policies the run keeps as best.pt (``validation_decides``,
-    ``validation_floor``)."""
-
-    decides: str = "mean"
-    """mean: the survival over every copy played; attacks: the attacked copy's"""
-    floor: float = 0.0
-    """a policy holding at least this share of the days as they are beats one that does not"""
-
-    def key(self, result: Validation) -> tuple[bool, float]:
-        decisive = result.survival if self.decides == "mean" else result.survival_under_attacks
-        return result.as_they_are >= self.floor, float(decisive)
-
-    def prefers(self, result: Validation, best: Validation | None) -> bool:
-        """Whether ``result`` replaces ``best`` (ties keep the earlier one)."""
-        return best is None or self.key(result) > self.key(best)
 
 
 def has_opponent(env) -> bool:

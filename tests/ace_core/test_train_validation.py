@@ -13,7 +13,6 @@ from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import scenarios
 from ace_core.training import run
 from ace_core.training.trainer import Trainer
-from ace_core.training.validation import BestChoice, Validation
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
@@ -142,30 +141,6 @@ def test_a_harder_copy_of_the_validation_days_decides_with_them_and_leaves_train
     assert best["survival"] == result.best_validation_survival == max(v for _, v in _validations(sink))
     assert sorted(best["survival_by_demand"]) == by_demand
     assert (best["survival_under_attacks"] is not None) == (copy == "attacks")
-
-
-def _validation(survival: float, as_they_are: float, attacked: float, decisions: int) -> Validation:
-    return Validation(survival, 0.0, decisions, decisions, {"1.0": as_they_are}, attacked)
-
-
-def test_the_mean_over_the_copies_chooses_by_default_ties_keeping_the_earlier():
-    choice = BestChoice()
-    first = _validation(0.6, as_they_are=1.0, attacked=0.2, decisions=0)
-    assert choice.prefers(first, None)
-    assert not choice.prefers(_validation(0.6, 0.9, 0.3, 100), first)  # a tie
-    assert choice.prefers(_validation(0.7, 0.8, 0.6, 200), first)
-
-
-def test_a_floor_on_the_days_as_they_are_comes_before_the_attacked_copy():
-    choice = BestChoice("attacks", floor=0.95)
-    holds = _validation(0.6, as_they_are=1.0, attacked=0.2, decisions=0)
-    loses_ordinary_days = _validation(0.7, as_they_are=0.9, attacked=0.8, decisions=100)
-    assert not choice.prefers(loses_ordinary_days, holds)
-    assert choice.prefers(holds, loses_ordinary_days)
-    # among policies that hold the days as they are, the attacked copy alone decides
-    assert choice.prefers(_validation(0.5, 0.96, 0.3, 200), holds)
-    # below the floor, too
-    assert choice.prefers(_validation(0.5, 0.5, 0.9, 300), loses_ordinary_days)
 
 
 def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(validated_run, tmp_path):

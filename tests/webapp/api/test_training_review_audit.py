@@ -157,6 +157,9 @@ def test_a_run_carries_its_best_validation_and_whether_best_pt_is_its_starting_p
         "step": 1,
         "decisions": 0,
         "validations": 2,
+        "survival_under_attacks": None,
+        "chosen_on": "mean",
+        "floor": 0.0,
         "is_starting_policy": True,
     }
     assert items[stuck.pk]["best_validation_survival"] == pytest.approx(0.96)

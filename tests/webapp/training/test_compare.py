@@ -314,6 +314,39 @@ def test_the_run_page_says_when_best_pt_is_the_policy_the_run_started_from(engin
     assert "0.977 at step 900, decision 250" in html and 'id="best-is-start"' not in html
 
 
+def test_a_run_choosing_on_attacked_days_above_a_floor_names_the_policy_it_kept(engineer, make_run):
+    """The page names the validation the trainer kept by the run's own choice, not the best mean."""
+    from ace_core.events import MetricsEvent
+    from webapp.training.selectors.runs import run_best_policy
+    from webapp.training.services.events import metrics_record
+
+    run = make_run(
+        label="attacked", validation_opponent="storm", validation_decides="attacks", validation_floor=0.95
+    )
+    # (step, decisions, mean over the copies, the days as they are, under attacks)
+    for step, decisions, mean, as_they_are, attacked in [
+        (1, 0, 0.80, 1.00, 0.60),
+        (900, 250, 0.85, 0.90, 0.80),  # the best mean and attacked copy, below the floor
+        (1800, 500, 0.70, 0.96, 0.44),
+        (2700, 750, 0.82, 1.00, 0.64),  # kept: the best attacked copy above the floor
+    ]:
+        values = {
+            "eval/validation_survival": mean,
+            "eval/validation_survival_demand_1.0": as_they_are,
+            "eval/validation_survival_attacks": attacked,
+            "eval/validation_decisions": float(decisions),
+        }
+        metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values=values))
+    best = run_best_policy(run=run)
+    assert (best.step, best.decisions, best.survival, best.survival_under_attacks) == (2700, 750, 0.82, 0.64)
+    html = _words(client_for(engineer).get(reverse("training:run_detail", args=[run.pk])))
+    assert (
+        "validation survival 0.820 at step 2700, decision 750 (4 validations), chosen on the attacked copy "
+        "of the days (survival 0.640 under attacks) among the policies that hold at least 0.95 of the days "
+        "as they are."
+    ) in html
+
+
 def test_a_run_older_than_the_decisions_metric_counts_its_first_validation_as_the_start(engineer, make_run):
     from webapp.training.selectors.runs import run_best_policy
 

@@ -18,6 +18,17 @@ class BestPolicyOut(Schema):
     step: int = Field(description="the environment step the trainer validated it at")
     decisions: int | None = Field(description="the run's decisions then (null: a run older than that metric)")
     validations: int = Field(description="how many validations the run has reported")
+    survival_under_attacks: float | None = Field(
+        description="its survival on the attacked copy of the validation days (null: not played)"
+    )
+    chosen_on: str = Field(
+        description="the survival that chose it (the run's validation_decides): mean, over every copy "
+        "of the days played, or attacks, the attacked copy's"
+    )
+    floor: float = Field(
+        description="the run's validation_floor: a policy holding at least this share of the days as "
+        "they are was preferred to any that did not (0: none)"
+    )
     is_starting_policy: bool = Field(
         description="no later validation beat the first: best.pt is the policy the run started from "
         "(its clone or fresh networks), and deploying the run deploys that policy"

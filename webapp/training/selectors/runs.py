@@ -14,6 +14,7 @@ from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Greatest
 
+from ace_core.training.best_choice import SURVIVAL_UNDER_ATTACKS, BestChoice
 from webapp.jobs.models import JobStatus
 from webapp.training.models import Evaluation, MetricPoint, TrainingRun
 from webapp.training.selectors.evaluations import RUN_AGENT
@@ -69,6 +70,20 @@ class BestPolicy:
     """the run's decisions when it was validated (None: a run older than that metric)"""
     validations: int
     """how many validations the run has reported"""
+    choice: BestChoice = BestChoice()
+    """the rule the run chose by (its validation_decides and validation_floor)"""
+    survival_under_attacks: float | None = None
+    """its survival on the attacked copy of the days (None: not played)"""
+
+    @property
+    def chosen_on(self) -> str:
+        """the survival that chose it: mean (every copy) or attacks"""
+        return self.choice.decides
+
+    @property
+    def floor(self) -> float:
+        """the share of the days as they are a policy had to hold to be preferred (0: none)"""
+        return self.choice.floor
 
     @property
     def is_starting_policy(self) -> bool:
@@ -77,10 +92,13 @@ class BestPolicy:
         return self.validations > 1 and self.decisions == 0
 
 
-def _best_of(points: list[tuple[int, dict[str, Any]]]) -> BestPolicy:
-    """The best of one run's validations, (step, metric values) in the order they were reported."""
-    survivals = [values[VALIDATION_SURVIVAL_METRIC] for _, values in points]
-    index = survivals.index(max(survivals))  # the earlier on a tie
+def _best_of(points: list[tuple[int, dict[str, Any]]], choice: BestChoice) -> BestPolicy:
+    """The validation whose policy the run kept as best.pt, of (step, metric values) in the order
+    they were reported, by the run's own choice."""
+    index = 0
+    for later, (_, values) in enumerate(points[1:], start=1):
+        if choice.prefers(values, points[index][1]):
+            index = later
     step, values = points[index]
     decisions = values.get(VALIDATION_DECISIONS_METRIC)
     if not isinstance(decisions, (int, float)):
@@ -90,12 +108,15 @@ def _best_of(points: list[tuple[int, dict[str, Any]]]) -> BestPolicy:
         step=step,
         decisions=int(decisions) if decisions is not None else None,
         validations=len(points),
+        choice=choice,
+        survival_under_attacks=values.get(SURVIVAL_UNDER_ATTACKS),
     )
 
 
 def runs_best_policies(*, runs: Iterable[TrainingRun]) -> dict[int, BestPolicy]:
-    """The best of each run's in-training validations, by run id, in one query; a run that has not
-    validated is absent. On a tie the earlier validation wins, as the trainer keeps best.pt. A run
+    """The validation of each run whose policy it kept as best.pt, by run id, in one query; a run
+    that has not validated is absent. The run's own choice decides (its ``validation_decides`` and
+    ``validation_floor``; ties keep the earlier), the rule the trainer kept best.pt by. A run
     older than the decisions metric counts its first validation as decision 0 (the trainer
     validates before its first decision)."""
     points: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
@@ -105,12 +126,13 @@ def runs_best_policies(*, runs: Iterable[TrainingRun]) -> dict[int, BestPolicy]:
     for run_id, step, values in rows.order_by("run_id", "step", "id").values_list("run_id", "step", "values"):
         if isinstance(values.get(VALIDATION_SURVIVAL_METRIC), (int, float)):
             points[run_id].append((step, values))
-    return {run_id: _best_of(run_points) for run_id, run_points in points.items()}
+    choices = {run.pk: BestChoice.of_config(run.config) for run in runs}
+    return {run_id: _best_of(run_points, choices[run_id]) for run_id, run_points in points.items()}
 
 
 def run_best_policy(*, run: TrainingRun) -> BestPolicy | None:
-    """The best of one run's in-training validations (``runs_best_policies``); None when it has
-    not validated."""
+    """The validation of one run whose policy it kept as best.pt (``runs_best_policies``); None
+    when it has not validated."""
     return runs_best_policies(runs=[run]).get(run.pk)
 
 
