@@ -14,9 +14,10 @@ CRITIC_FORMATS = ("choice", "json")
 ACTOR_ANSWERS = ("letter", "text")
 ACTOR_SELECTIONS = ("worst", "random")
 MOVE_LABELS = ("all", "alone")
-VALIDATION_DECIDES = ("mean", "attacks")
 """which decisions where the expert played a continuous move a policy with moves learns it at: all
 of them, or those where it played the move alone (no topology action with it)"""
+VALIDATION_DECIDES = ("mean", "attacks")
+"""which survival chooses best.pt: the mean over every copy of the validation days, or the attacked copy's"""
 MAX_STEPS = 100_000_000
 MAX_LABELS = 26
 """options an LLM can be offered at once: one letter each"""

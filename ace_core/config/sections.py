@@ -300,7 +300,7 @@ class ValidationConfig:
     demand_scale: float = flat("validation_demand_scale", 1.0)
     """also play the validation days with every load and production multiplied by this (0.8-1.3; ace_core/grid/demand.py), a harder test of the same days; the mean survival over both chooses best.pt (1.0 = the days as they are only)"""
     opponent: str = flat("validation_opponent", "")
-    """also play the validation days under these line attacks: an opponent profile (random-line, storm; settings after a colon, ace_core/grid/opponents.py), so a run that trains under attacks chooses best.pt on attacked days too; the mean survival over every copy decides (empty = no attacked copy)"""
+    """also play the validation days under these line attacks: an opponent profile (random-line, storm; settings after a colon, ace_core/grid/opponents.py), so a run that trains under attacks chooses best.pt on attacked days too; the mean survival over every copy decides, or this copy's alone with validation_decides=attacks (empty = no attacked copy)"""
     decides: str = flat("validation_decides", "mean")
     """which survival chooses best.pt: mean (over every copy played) or attacks (the copy under validation_opponent alone, for a policy meant for attacked grids)"""
     floor: float = flat("validation_floor", 0.0)
