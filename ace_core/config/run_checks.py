@@ -70,6 +70,7 @@ def check_run(config: TrainConfig) -> None:
     in_range("validation_demand_scale", config.validation.demand_scale, *DEMAND_SCALE_RANGE)
     if config.validation.opponent:
         check_attacks("validation_opponent", config.env, config.validation.opponent)
+    in_range("validation_attack_seeds", config.validation.attack_seeds, 0, 100)
     one_of("validation_decides", config.validation.decides, VALIDATION_DECIDES)
     if config.validation.decides == "attacks" and not config.validation.opponent:
         raise ConfigError(

@@ -301,6 +301,8 @@ class ValidationConfig:
     """also play the validation days with every load and production multiplied by this (0.8-1.3; ace_core/grid/demand.py), a harder test of the same days; the mean survival over both chooses best.pt (1.0 = the days as they are only)"""
     opponent: str = flat("validation_opponent", "")
     """also play the validation days under these line attacks: an opponent profile (random-line, storm; settings after a colon, ace_core/grid/opponents.py), so a run that trains under attacks chooses best.pt on attacked days too; the mean survival over every copy decides, or this copy's alone with validation_decides=attacks (empty = no attacked copy)"""
+    attack_seeds: int = flat("validation_attack_seeds", 0)
+    """grid seeds each validation day is played with under validation_opponent's attacks (0 = validation_seeds): an attacked day's survival varies with the attacks drawn, so a choice on the attacked copy needs more episodes than the days as they are (in the mean over every copy each episode counts once, so more seeds weigh the attacked copy more)"""
     decides: str = flat("validation_decides", "mean")
     """which survival chooses best.pt: mean (over every copy played) or attacks (the copy under validation_opponent alone, for a policy meant for attacked grids)"""
     floor: float = flat("validation_floor", 0.0)

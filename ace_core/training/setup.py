@@ -188,4 +188,5 @@ def validator_for(config: TrainConfig, env, space: ActionSpace) -> Validator | N
         config.rho_threshold,
         config.validation.demand_scale,
         config.validation.opponent,
+        config.validation.attack_seeds,
     )

@@ -12,8 +12,9 @@ every load and production multiplied by F (:mod:`ace_core.grid.demand`). The day
 few, and a policy that holds them as they are may still fail on the next stressed day; the heavier
 copies are a harder test of the same days that separates policies the days as they are score
 alike. With ``validation_opponent`` (an opponent profile, :mod:`ace_core.grid.opponents`) they are
-also played under its line attacks, so a run that trains under attacks chooses its best policy on
-attacked days too. The survival that decides is the mean over every copy (each one is reported
+also played under its line attacks (with ``validation_attack_seeds`` grid seeds, when given: an
+attacked day varies with the attacks drawn), so a run that trains under attacks chooses its best
+policy on attacked days too. The survival that decides is the mean over every copy (each one is reported
 too), or with ``validation_decides=attacks`` the attacked copy's alone; ``validation_floor`` puts a
 policy that holds at least that share of the days as they are before any that does not, so a run
 can choose its best policy for attacked days among those that still hold ordinary ones
@@ -91,6 +92,7 @@ class Validator:
         rho_threshold: float,
         demand_scale: float = 1.0,
         opponent: str = "",
+        attack_seeds: int = 0,
     ) -> None:
         self.env_name = env_name
         self.space = space
@@ -100,10 +102,16 @@ class Validator:
         self.demand_scales = (1.0,) if demand_scale == 1.0 else (1.0, demand_scale)
         self.opponent = opponent
         """an opponent profile the days as they are are also played under ("": none)"""
+        self.attack_seeds = attack_seeds or seeds
+        """grid seeds of the attacked copy"""
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
-        played = {str(scale): self._play_all(sac, features, scale) for scale in self.demand_scales}
-        attacked = self._play_all(sac, features, 1.0, self.opponent) if self.opponent else None
+        played = {
+            str(scale): self._play_all(sac, features, scale, self.seeds) for scale in self.demand_scales
+        }
+        attacked = (
+            self._play_all(sac, features, 1.0, self.attack_seeds, self.opponent) if self.opponent else None
+        )
         copies = [*played.values(), *([attacked] if attacked else [])]
         survival = [value for values, _ in copies for value in values]
         rewards = [value for _, values in copies for value in values]
@@ -118,15 +126,15 @@ class Validator:
         )
 
     def _play_all(
-        self, sac: SAC, features: FeatureBuilder, scale: float, opponent: str = DEFAULT_OPPONENT
+        self, sac: SAC, features: FeatureBuilder, scale: float, seeds: int, opponent: str = DEFAULT_OPPONENT
     ) -> tuple[list[float], list[float]]:
-        """(survival fractions, episode rewards) of every (seed, scenario) at demand ``scale``,
-        under ``opponent``'s attacks."""
+        """(survival fractions, episode rewards) of every scenario with grid seeds ``0..seeds-1``
+        at demand ``scale``, under ``opponent``'s attacks."""
         env = make_env(self.env_name, demand_scale=scale, opponent=opponent)
         fresh_per_episode = has_opponent(env)
         survival, rewards = [], []
         try:
-            for seed in range(self.seeds):
+            for seed in range(seeds):
                 for scenario in self.scenarios:
                     if fresh_per_episode:
                         env.close()

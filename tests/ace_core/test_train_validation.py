@@ -11,8 +11,9 @@ from ace_core.config import TrainConfig
 from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import scenarios
-from ace_core.training import run
+from ace_core.training import run, validation
 from ace_core.training.trainer import Trainer
+from ace_core.training.validation import play
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
@@ -143,10 +144,24 @@ def test_a_harder_copy_of_the_validation_days_decides_with_them_and_leaves_train
     assert (best["survival_under_attacks"] is not None) == (copy == "attacks")
 
 
-def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(validated_run, tmp_path):
+def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(
+    validated_run, tmp_path, monkeypatch
+):
     out, _, _ = validated_run
+    seeds_played = []
+
+    def play_and_note(env, agent, scenario, seed):
+        seeds_played.append(seed)
+        return play(env, agent, scenario, seed)
+
+    monkeypatch.setattr(validation, "play", play_and_note)
     floor = 0.9
-    settings = {"validation_opponent": "storm", "validation_decides": "attacks", "validation_floor": floor}
+    settings = {
+        "validation_opponent": "storm",
+        "validation_attack_seeds": 2,  # the attacked copy on more grid seeds than the days as they are
+        "validation_decides": "attacks",
+        "validation_floor": floor,
+    }
     sink = MemorySink()
     run(TrainConfig(**{**VALIDATED, **settings}), tmp_path, sink)
     assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
@@ -162,6 +177,8 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(val
     best = load_checkpoint(tmp_path / "best.pt")["validation"]
     assert best["step"] == chosen.step
     assert best["survival_under_attacks"] == chosen.values["eval/validation_survival_attacks"]
+    # each validation: the days as they are with seed 0, the attacked copy with seeds 0 and 1
+    assert set(seeds_played) == {0, 1} and seeds_played.count(0) == 2 * seeds_played.count(1)
 
 
 def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
