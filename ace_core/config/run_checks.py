@@ -71,6 +71,11 @@ def check_run(config: TrainConfig) -> None:
     if config.validation.opponent:
         check_attacks("validation_opponent", config.env, config.validation.opponent)
     in_range("validation_attack_seeds", config.validation.attack_seeds, 0, 100)
+    if config.validation.attack_seeds and not config.validation.opponent:
+        raise ConfigError(
+            "validation_attack_seeds: the seeds of the attacked copy need validation_opponent, the "
+            "attacks the days are played under (random-line, storm); or leave it at 0"
+        )
     one_of("validation_decides", config.validation.decides, VALIDATION_DECIDES)
     if config.validation.decides == "attacks" and not config.validation.opponent:
         raise ConfigError(

@@ -14,11 +14,11 @@ copies are a harder test of the same days that separates policies the days as th
 alike. With ``validation_opponent`` (an opponent profile, :mod:`ace_core.grid.opponents`) they are
 also played under its line attacks (with ``validation_attack_seeds`` grid seeds, when given: an
 attacked day varies with the attacks drawn), so a run that trains under attacks chooses its best
-policy on attacked days too. The survival that decides is the mean over every copy (each one is reported
-too), or with ``validation_decides=attacks`` the attacked copy's alone; ``validation_floor`` puts a
-policy that holds at least that share of the days as they are before any that does not, so a run
-can choose its best policy for attacked days among those that still hold ordinary ones
-(:mod:`ace_core.training.best_choice`).
+policy on attacked days too. The survival that decides is the mean over every copy (each one is
+reported too), or with ``validation_decides=attacks`` the attacked copy's alone;
+``validation_floor`` puts a policy that holds at least that share of the days as they are before
+any that does not, so a run can choose its best policy for attacked days among those that still
+hold ordinary ones (:mod:`ace_core.training.best_choice`).
 
 Validation has its own env: a fresh one per validation, and a fresh one per episode on grids with
 an opponent, whose state a grid2op env carries across seeded resets (as mining does), so a

@@ -63,6 +63,10 @@ from ace_core.errors import ConfigError
         ),
         ({"validation_floor": 1.5}, "validation_floor=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"validation_attack_seeds": -1}, "validation_attack_seeds=-1 is out of range; accepted: 0 to 100"),
+        (
+            {"validation_attack_seeds": 6},
+            "validation_attack_seeds: the seeds of the attacked copy need validation_opponent",
+        ),
         ({"teacher_prob": 1.5}, "teacher_prob=1.5 is out of range; accepted: 0.0 to 1.0"),
         ({"teacher_steps": 0}, "teacher_steps=0 is out of range; accepted: 1 to"),
         ({"teacher_top_k": -1}, "teacher_top_k=-1 is out of range; accepted: 0 to 64"),
