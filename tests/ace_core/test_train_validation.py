@@ -144,10 +144,7 @@ def test_a_harder_copy_of_the_validation_days_decides_with_them_and_leaves_train
     assert (best["survival_under_attacks"] is not None) == (copy == "attacks")
 
 
-def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(
-    validated_run, tmp_path, monkeypatch
-):
-    out, _, _ = validated_run
+def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp_path, monkeypatch):
     seeds_played = []
 
     def play_and_note(env, agent, scenario, seed):
@@ -163,9 +160,9 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(
         "validation_floor": floor,
     }
     sink = MemorySink()
-    run(TrainConfig(**{**VALIDATED, **settings}), tmp_path, sink)
-    assert _same(_actor(tmp_path / "checkpoint.pt"), _actor(out / "checkpoint.pt"))
+    run(TrainConfig(**{**VALIDATED, "steps": 200, **settings}), tmp_path, sink)
     values = [m for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    assert len(values) == 3  # decisions 0, 100 and 200
     keys = [
         (
             m.values["eval/validation_survival_demand_1.0"] >= floor,
