@@ -12,6 +12,7 @@ from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import scenarios
 from ace_core.training import run, validation
+from ace_core.training.best_choice import BestChoice
 from ace_core.training.trainer import Trainer
 from ace_core.training.validation import play
 from tests.sandbox_settings import sandbox_settings
@@ -160,7 +161,10 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
         "validation_floor": floor,
     }
     sink = MemorySink()
-    run(TrainConfig(**{**VALIDATED, "steps": 200, **settings}), tmp_path, sink)
+    config = TrainConfig(**{**VALIDATED, "steps": 200, **settings})
+    # the run's validations may rank alike by every rule: the trainer must hold the run's own
+    assert Trainer(config, tmp_path / "built", MemorySink()).choice == BestChoice("attacks", floor)
+    run(config, tmp_path / "run", sink)
     values = [m for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
     assert len(values) == 3  # decisions 0, 100 and 200
     keys = [
@@ -171,7 +175,7 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
         for m in values
     ]
     chosen = values[keys.index(max(keys))]  # the first of the best
-    best = load_checkpoint(tmp_path / "best.pt")["validation"]
+    best = load_checkpoint(tmp_path / "run" / "best.pt")["validation"]
     assert best["step"] == chosen.step
     assert best["survival_under_attacks"] == chosen.values["eval/validation_survival_attacks"]
     # each validation: the days as they are with seed 0, the attacked copy with seeds 0 and 1

@@ -5,9 +5,10 @@ a time (the HTTP API's metrics resource)."""
 
 from __future__ import annotations
 
+from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
 from webapp.training.models import MetricPoint, TrainingRun
 
-VALIDATION_SURVIVAL_METRIC = "eval/validation_survival"
+VALIDATION_SURVIVAL_METRIC = SURVIVAL
 """the trainer's in-training validation: the policy's mean survival on the validation days"""
 VALIDATION_DECISIONS_METRIC = "eval/validation_decisions"
 """the run's decision count when the trainer validated (absent from runs older than it)"""
@@ -24,7 +25,7 @@ METRIC_LABELS = {
     # validation during training
     VALIDATION_SURVIVAL_METRIC: "validation survival (policy on the validation days, during training)",
     "eval/validation_reward": "validation reward (policy on the validation days, during training)",
-    "eval/validation_survival_attacks": "validation survival under attacks (policy on the attacked validation days, during training)",
+    SURVIVAL_UNDER_ATTACKS: "validation survival under attacks (policy on the attacked validation days, during training)",
     VALIDATION_DECISIONS_METRIC: "decisions taken when validated (during training)",
     # losses and the temperature
     "losses/qf1_loss": "critic loss, first Q network",
