@@ -121,5 +121,13 @@ def learned_in(chosen: list[Scenario], learned: list[str]) -> list[tuple[Scenari
 
 
 def reset_to(env, scenario: Scenario, seed: int):
-    """Reset ``env`` to the start of ``scenario`` with ``seed`` (opponents, maintenance noise)."""
+    """Reset ``env`` to the start of ``scenario`` with ``seed`` (opponents, maintenance noise):
+    the same start whatever the env played before, as in a fresh env.
+
+    grid2op resets the opponent only after fast-forwarding to a scenario's first step (``init
+    ts``), and the fast-forward plays one step: an attack still under way when the env's last
+    episode ended would strike again there and leave its line out at the new start. The opponent
+    is reset first, after seeding, so what it does on that step depends on ``seed`` alone."""
+    env.seed(seed)
+    env._oppSpace.reset()  # grid2op has no public reset for the opponent alone
     return env.reset(seed=seed, options=scenario.reset_options())

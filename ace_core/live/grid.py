@@ -17,7 +17,7 @@ from ace_core.agents.sac import load_sac
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.outcome import exception_text
-from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
+from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, reset_to
 from ace_core.grid.text import state_text
 from ace_core.live.actions import DO_NOTHING, LiveAction, LiveActionError, parse_action, to_grid2op
 from ace_core.live.envs import acquire_env, live_scenarios, release_env, session_scenario
@@ -105,7 +105,7 @@ class LiveGrid:
 
     # ----- stepping -----
     def reset(self) -> StepResult:
-        self.obs = self.env.reset(seed=self.seed, options=self.scenario.reset_options())
+        self.obs = reset_to(self.env, self.scenario, self.seed)
         self.shown = {}
         self.step_index = 0
         self.done = False

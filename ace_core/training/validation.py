@@ -77,11 +77,6 @@ class Validation:
         return values
 
 
-def has_opponent(env) -> bool:
-    """Whether ``env`` attacks lines (its opponent's state then outlives a seeded reset)."""
-    return int(env.get_params_for_runner().get("opponent_attack_duration", 0)) > 0
-
-
 class Validator:
     def __init__(
         self,
@@ -131,14 +126,10 @@ class Validator:
         """(survival fractions, episode rewards) of every scenario with grid seeds ``0..seeds-1``
         at demand ``scale``, under ``opponent``'s attacks."""
         env = make_env(self.env_name, demand_scale=scale, opponent=opponent)
-        fresh_per_episode = has_opponent(env)
         survival, rewards = [], []
         try:
             for seed in range(seeds):
                 for scenario in self.scenarios:
-                    if fresh_per_episode:
-                        env.close()
-                        env = make_env(self.env_name, demand_scale=scale, opponent=opponent)
                     agent = SacAgent(env, self.space, sac, features, self.rho_threshold)
                     steps, reward = play(env, agent, scenario, seed)
                     survival.append(steps / scenario.length)

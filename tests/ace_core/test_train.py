@@ -71,6 +71,22 @@ def test_resume_continues_exactly(straight_run, tmp_path):
     assert sink.of_type(EpisodeEvent) == [e for e in straight_sink.of_type(EpisodeEvent) if e.step > 250]
 
 
+def test_a_run_under_line_attacks_resumes_exactly(tmp_path):
+    """Episodes end under an attack (every hour, the agent acting only above 0.95): the episode
+    under way at the checkpoint starts as it did, not under the attack its predecessor ended in."""
+    stormy = sandbox_settings(
+        steps=500, checkpoint_every=100, rho_threshold=0.95, opponent="storm:cooldown=12"
+    )
+    straight_sink = MemorySink()
+    run(TrainConfig(**stormy), tmp_path / "straight", straight_sink)
+    run(TrainConfig(**{**stormy, "steps": 400}), tmp_path / "resumed")
+    sink = MemorySink()
+    run(TrainConfig(**stormy), tmp_path / "resumed", sink, resume=True)
+    assert sink.of_type(EpisodeEvent) == [e for e in straight_sink.of_type(EpisodeEvent) if e.step > 400]
+    straight, again = load_checkpoint(tmp_path / "straight"), load_checkpoint(tmp_path / "resumed")
+    assert (straight["buffer"]["actions"] == again["buffer"]["actions"]).all()
+
+
 def test_a_resume_drops_the_log_lines_written_after_the_checkpoint(tmp_path):
     """Whoever resumes (command line, experiment, web worker), what an interrupted attempt logged
     after its last checkpoint is logged again, once."""
