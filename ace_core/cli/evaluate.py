@@ -13,7 +13,9 @@ from ace_core.cli.flags import (
     add_config_flags,
     add_episode_flags,
     add_fanout_flags,
+    add_grid_seed_flags,
     config_from,
+    grid_seeds,
 )
 from ace_core.errors import ConfigError
 
@@ -31,7 +33,7 @@ def add_evaluate(sub) -> None:
     evaluate.add_argument(
         "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
     )
-    evaluate.add_argument("--seeds", type=int, default=1, help="run each scenario with seeds 0..N-1")
+    add_grid_seed_flags(evaluate)
     evaluate.add_argument("--out", default=None, help="directory for EpisodeData and report.json")
     add_episode_flags(evaluate)
     add_fanout_flags(evaluate)
@@ -43,7 +45,7 @@ def add_evaluate(sub) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from ace_core.evaluation.runner import evaluate
 
-    seeds = tuple(range(args.seeds))
+    seeds = grid_seeds(args)
     report = evaluate(
         args.env,
         args.agent,
@@ -128,7 +130,7 @@ def _add_table(which) -> None:
         "sac-checked:runs/x:10; sac:runs/bc-{0,1,2} adds a row per run and one over the runs",
     )
     table.add_argument("--split", default="test", choices=SPLITS, help="scenarios of this split")
-    table.add_argument("--seeds", type=int, default=1, help="run each scenario with grid seeds 0..N-1")
+    add_grid_seed_flags(table)
     table.add_argument(
         "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
     )
@@ -142,14 +144,12 @@ def cmd_table(args: argparse.Namespace) -> int:
     from ace_core.evaluation.ablations import command_line
     from ace_core.evaluation.table import run_table
 
-    if args.seeds < 1:
-        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
     rows = run_table(
         args.env,
         args.agents,
         Path(args.out),
         split=args.split,
-        seeds=tuple(range(args.seeds)),
+        seeds=grid_seeds(args),
         nb_episode=args.episodes,
         opponent=args.opponent,
         episode_length=args.episode_length,
@@ -185,7 +185,7 @@ def _add_stress(which) -> None:
     stress.add_argument(
         "--split", default="test", choices=SPLITS, help="validation to choose, test to report"
     )
-    stress.add_argument("--seeds", type=int, default=1, help="run each scenario with grid seeds 0..N-1")
+    add_grid_seed_flags(stress)
     stress.add_argument(
         "--episodes", type=int, default=None, help="first N scenarios of the split (default all)"
     )
@@ -201,15 +201,13 @@ def cmd_stress(args: argparse.Namespace) -> int:
     from ace_core.evaluation.ablations import command_line
     from ace_core.evaluation.stress import run_stress
 
-    if args.seeds < 1:
-        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
     cells = run_stress(
         args.env,
         args.agents,
         Path(args.out),
         rows=args.rows,
         split=args.split,
-        seeds=tuple(range(args.seeds)),
+        seeds=grid_seeds(args),
         nb_episode=args.episodes,
         episode_length=args.episode_length,
         command=command_line(),

@@ -14,6 +14,7 @@ from typing import Any
 
 from ace_core.config import TrainConfig, config_fields
 from ace_core.config.checks import class_field_docs
+from ace_core.errors import ConfigError
 
 SPLITS = ("train", "validation", "test")
 
@@ -155,3 +156,26 @@ def add_fanout_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray-address", default=None, help="HOST:PORT, ray://HOST:PORT or auto to play on a Ray cluster"
     )
+
+
+def add_grid_seed_flags(parser: argparse.ArgumentParser) -> None:
+    """Which grid seeds each scenario is played with (attacks, maintenance noise)."""
+    parser.add_argument(
+        "--seeds", type=int, default=1, help="play each scenario with N grid seeds, from --first-seed on"
+    )
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="the first grid seed: past a run's validation seeds, its validation days are judged "
+        "on other episodes than those that chose its best.pt",
+    )
+
+
+def grid_seeds(args: argparse.Namespace) -> tuple[int, ...]:
+    """The grid seeds :func:`add_grid_seed_flags` asked for, refused in words when none or negative."""
+    if args.seeds < 1:
+        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    if args.first_seed < 0:
+        raise ConfigError(f"--first-seed {args.first_seed} must be 0 or more")
+    return tuple(range(args.first_seed, args.first_seed + args.seeds))

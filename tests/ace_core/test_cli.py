@@ -54,6 +54,14 @@ def run_cli(*args, check_rc=None):
             ],
             "unknown opponent 'x'; accepted: env, none, random-line",
         ),
+        (
+            ["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "do-nothing", "--first-seed", "-2"],
+            "--first-seed -2 must be 0 or more",
+        ),
+        (
+            ["experiment", "stress", "--env", "l2rpn_case14_sandbox", "--seeds", "0"],
+            "--seeds 0 must be at least 1",
+        ),
     ],
 )
 def test_errors_exit_2_with_a_clear_message_and_write_nothing(tmp_path, args, message):
@@ -153,3 +161,11 @@ def test_building_the_parser_imports_neither_torch_nor_grid2op():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_evaluate_plays_the_grid_seeds_from_the_first_one_asked(tmp_path):
+    out = tmp_path / "eval"
+    args = ["--env", "l2rpn_case14_sandbox", "--agent", "do-nothing", "--episodes", "1"]
+    run_cli("evaluate", *args, "--seeds", "2", "--first-seed", "5", "--out", str(out), check_rc=0)
+    report = json.loads((out / "report.json").read_text())
+    assert report["seeds"] == [5, 6] and len(report["episodes"]) == 2
