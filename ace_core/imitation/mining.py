@@ -133,9 +133,9 @@ class MineSpec:
 class EpisodeWorker:
     """What a Ray actor holds: the action space, the expert's settings and the feature builder.
 
-    Every episode gets a fresh env: a grid2op env carries state across seeded resets (the
-    NeurIPS grid's opponent attacks differently after another episode), so an episode's record
-    would otherwise depend on which episodes its worker played before, and so on the worker count.
+    One env plays every episode of the worker: :func:`~ace_core.grid.scenarios.reset_to` starts
+    each as a fresh env would, so an episode's record depends neither on the episodes its worker
+    played before nor on the worker count.
     """
 
     def __init__(self, spec: MineSpec, features: dict, player: dict | None = None) -> None:
@@ -145,7 +145,7 @@ class EpisodeWorker:
         from ace_core.grid.features import FeatureBuilder
 
         self.spec = spec
-        env = make_env(spec.env, opponent=spec.opponent)
+        self.env = env = make_env(spec.env, opponent=spec.opponent, demand_scale=spec.demand_scale)
         self.space = build_action_space(env)
         self.features = FeatureBuilder.from_state(env, features)
         self.player = None
@@ -166,15 +166,10 @@ class EpisodeWorker:
     def play(self, scenario: Scenario, seed: int) -> dict:
         """The episode's record; the driver writes it (workers on other machines share no disk)."""
         from ace_core.agents.expert import expert_from_spec
-        from ace_core.grid.envs import make_env
         from ace_core.imitation.data import play_episode
 
-        env = make_env(self.spec.env, opponent=self.spec.opponent, demand_scale=self.spec.demand_scale)
-        expert = expert_from_spec(self.spec.expert, self.space, env.action_space)
-        try:
-            return play_episode(env, self.space, expert, self.features, scenario, seed, self.player)
-        finally:
-            env.close()
+        expert = expert_from_spec(self.spec.expert, self.space, self.env.action_space)
+        return play_episode(self.env, self.space, expert, self.features, scenario, seed, self.player)
 
 
 def prepare(spec: MineSpec) -> tuple[list[tuple[Scenario, int]], object, dict, dict | None]:

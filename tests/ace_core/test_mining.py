@@ -14,9 +14,10 @@ from ace_core.cli import main
 from ace_core.grid.action_set import load_action_set
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
+from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.imitation.data import load_dataset
-from ace_core.imitation.mining import MineSpec, episode_file, mine
+from ace_core.imitation.mining import EpisodeWorker, MineSpec, episode_file, mine
 
 
 def test_a_mine_writes_an_action_set_with_coverage_and_a_dataset(mined):
@@ -116,6 +117,22 @@ def test_an_interrupted_mine_resumes_and_gives_the_same_dataset(mined, tmp_path)
     # complete: asked again, nothing is played
     assert mine(spec, copy, workers=1, log=logs.append)["episodes_played_now"] == 1
     assert "reusing the complete mine" in logs[-1]
+
+
+def test_a_worker_records_an_episode_as_a_fresh_worker_would_after_one_ending_under_attack(mined):
+    """One env plays all of a worker's episodes: an attack under way when one ends stays out of
+    the next, so a record does not depend on which episodes the worker played before."""
+    spec, _, _ = mined
+    spec = MineSpec(**{**vars(spec), "opponent": "storm", "episode_length": 288})
+    features = FeatureBuilder(make_env(spec.env)).state_dict()
+    worker, fresh = EpisodeWorker(spec, features), EpisodeWorker(spec, features)
+    first, later = [s for s in scenarios(worker.env, "train", 288) if s.start > 1][:2]
+    worker.play(first, 0)
+    attack = worker.env._oppSpace.action_space({"set_line_status": [(3, -1)]})
+    worker.env._oppSpace._set_state((0.0, False, 20, 0, attack))  # as an episode ending under attack
+    after, alone = worker.play(later, 1), fresh.play(later, 1)
+    assert after["played"].tolist() == alone["played"].tolist()
+    np.testing.assert_array_equal(after["features"], alone["features"])
 
 
 def test_a_worker_killed_mid_episode_loses_only_that_episode(mined, tmp_path):
