@@ -30,7 +30,7 @@ def add_train(sub) -> None:
         "--workers",
         type=int,
         default=1,
-        help="Ray worker processes for the run's own mines (pretrain_mine=auto); the mines are the same whatever their number",
+        help="Ray worker processes for the run's own mines (pretrain_mine=auto) and its validations; the run is the same whatever their number",
     )
     add_config_flags(train)
     train.set_defaults(func=cmd_train)
@@ -41,7 +41,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ConfigError(f"--steps {args.steps} must be a positive number of environment steps")
     if args.workers < 1:
         raise ConfigError(
-            f"--workers {args.workers} must be at least 1 (Ray worker processes for the run's mines)"
+            f"--workers {args.workers} must be at least 1 (Ray worker processes for the run's mines and validations)"
         )
     if args.resume and args.recipe:
         raise ConfigError(
@@ -53,7 +53,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = config_from(args)
     if args.resume:
         config = _resumed_config(args, out)
-    result = run(config, out, resume=args.resume, logs=True, mine_workers=args.workers)
+    result = run(config, out, resume=args.resume, logs=True, workers=args.workers)
     print(json.dumps(result.as_dict()))
     return 0
 

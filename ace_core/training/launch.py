@@ -26,7 +26,7 @@ def run(
     resume: bool = False,
     extensions: ExtensionFactory = extensions_for,
     logs: bool = False,
-    mine_workers: int = 1,
+    workers: int = 1,
 ) -> TrainResult:
     """Train the run of ``config`` in ``out``, or with ``resume`` continue it from its checkpoint
     (and drop the log lines written after it, which it writes again).
@@ -36,10 +36,10 @@ def run(
     and whether a refinement is approved; TensorBoard files, and with ``logs`` the JSON lines
     logs of the command line, are written beside. ``extensions`` builds the run's extensions
     (:func:`~ace_core.training.extensions.extensions_for`: those the config asks for).
-    ``mine_workers``: the Ray workers that mine the run's own mines (``pretrain_mine=auto``); the
-    mines, and so the run, are the same whatever their number."""
+    ``workers``: the Ray workers that mine the run's own mines (``pretrain_mine=auto``) and play
+    its validations; the mines, the validations and so the run are the same whatever their number."""
     out = Path(out)
-    trainer = Trainer(config, out, extensions=extensions, mine_workers=mine_workers)
+    trainer = Trainer(config, out, extensions=extensions, workers=workers)
     # opened in append mode: the resume's truncation of the same files, before the first event,
     # leaves the logs as if they had been opened after it
     files = [*([JsonlSink(out)] if logs else []), TensorBoardSink(out)]
@@ -47,6 +47,8 @@ def run(
     try:
         result = trainer.run(resume=resume)
     finally:
+        if trainer.validator:
+            trainer.validator.close()
         for file in files:
             file.close()
     write_summary(out, result)

@@ -91,8 +91,8 @@ def random_legal_action(space: ActionSpace, rng: np.random.Generator, top_mask: 
 
 class Trainer:
     """The loop of one run in ``out_dir``; ``extensions`` builds its extensions from the config and
-    the run's parts (:mod:`ace_core.training.extensions`); ``mine_workers``: the Ray workers of its
-    own mines (``pretrain_mine=auto``; the mines are the same whatever their number)."""
+    the run's parts (:mod:`ace_core.training.extensions`); ``workers``: the Ray workers of its own
+    mines (``pretrain_mine=auto``) and validations; the run is the same whatever their number."""
 
     def __init__(
         self,
@@ -100,13 +100,13 @@ class Trainer:
         out_dir: Path,
         sink: EventSink | None = None,
         extensions: ExtensionFactory = extensions_for,
-        mine_workers: int = 1,
+        workers: int = 1,
     ) -> None:
         self.config = config.validate()
         self.out_dir = Path(out_dir)
         self.sink = sink or NullSink()
-        self._make_extensions, self._mine_workers = extensions, mine_workers
-        self._assemble(build_parts(self.config, self.out_dir, mine_workers))
+        self._make_extensions, self._workers = extensions, workers
+        self._assemble(build_parts(self.config, self.out_dir, workers))
         self.step = 0
         self.episode = 0
         self.decisions = 0
@@ -223,7 +223,7 @@ class Trainer:
         state, space = start_state(self.imitation.run(self.sink, len(self.scenarios)), self.space)
         if space is not self.space:
             self.env.close()
-            self._assemble(build_parts(self.config, self.out_dir, self._mine_workers))
+            self._assemble(build_parts(self.config, self.out_dir, self._workers))
             return
         self.features.load_state_dict(state["features"])
         start_from(self.sac, state, str(self.imitation.checkpoint))

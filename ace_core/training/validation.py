@@ -20,11 +20,12 @@ reported too), or with ``validation_decides=attacks`` the attacked copy's alone;
 any that does not, so a run can choose its best policy for attacked days among those that still
 hold ordinary ones (:mod:`ace_core.training.best_choice`).
 
-Validation has its own env: a fresh one per validation, and a fresh one per episode on grids with
-an opponent, whose state a grid2op env carries across seeded resets (as mining does), so a
-validation's figures do not depend on what was played before. It reads the networks without
-sampling and the trainer wraps it in :func:`~ace_core.rl.rng_state.preserved_rng`, so training
-goes on exactly as without it.
+Validation has its own envs, one per copy of the days, and :func:`~ace_core.grid.scenarios.reset_to`
+starts each episode as a fresh env would, so a validation's figures do not depend on what was
+played before. With ``workers`` > 1 (a run's ``--workers``) its episodes are played on that many
+Ray actors (:mod:`ace_core.training.validation_ray`), with the same figures. It reads the
+networks without sampling and the trainer wraps it in
+:func:`~ace_core.rl.rng_state.preserved_rng`, so training goes on exactly as without it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ace_core.grid.opponents import DEFAULT_OPPONENT
 from ace_core.grid.scenarios import Scenario, reset_to
 from ace_core.rl.sac import SAC
 from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
+from ace_core.training.validation_ray import RayValidation
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class Validation:
         return values
 
 
+Copy = tuple[float, str]
+"""a copy of the validation days: (demand scale, opponent profile)"""
+
+
 class Validator:
     def __init__(
         self,
@@ -88,6 +94,7 @@ class Validator:
         demand_scale: float = 1.0,
         opponent: str = "",
         attack_seeds: int = 0,
+        workers: int = 1,
     ) -> None:
         self.env_name = env_name
         self.space = space
@@ -99,44 +106,70 @@ class Validator:
         """an opponent profile the days as they are are also played under ("": none)"""
         self.attack_seeds = attack_seeds or seeds
         """grid seeds of the attacked copy"""
+        self.ray = RayValidation(env_name, space, rho_threshold, workers) if workers > 1 else None
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
-        played = {
-            str(scale): self._play_all(sac, features, scale, self.seeds) for scale in self.demand_scales
-        }
-        attacked = (
-            self._play_all(sac, features, 1.0, self.attack_seeds, self.opponent) if self.opponent else None
-        )
-        copies = [*played.values(), *([attacked] if attacked else [])]
-        survival = [value for values, _ in copies for value in values]
-        rewards = [value for _, values in copies for value in values]
-        by_demand = {scale: float(np.mean(values)) for scale, (values, _) in played.items()}
+        copies = [((scale, DEFAULT_OPPONENT), self.seeds) for scale in self.demand_scales]
+        if self.opponent:
+            copies.append(((1.0, self.opponent), self.attack_seeds))
+        played = self._play(sac, features, copies)
+        by_demand = {str(scale): float(np.mean(played[i][0])) for i, scale in enumerate(self.demand_scales)}
+        attacked = played[-1][0] if self.opponent else None
         return Validation(
-            float(np.mean(survival)),
-            float(np.mean(rewards)),
+            float(np.mean([value for values, _ in played for value in values])),
+            float(np.mean([value for _, values in played for value in values])),
             step,
             decisions,
-            by_demand if len(copies) > 1 else {},
-            float(np.mean(attacked[0])) if attacked else None,
+            by_demand if len(played) > 1 else {},
+            float(np.mean(attacked)) if attacked else None,
         )
 
-    def _play_all(
-        self, sac: SAC, features: FeatureBuilder, scale: float, seeds: int, opponent: str = DEFAULT_OPPONENT
-    ) -> tuple[list[float], list[float]]:
-        """(survival fractions, episode rewards) of every scenario with grid seeds ``0..seeds-1``
-        at demand ``scale``, under ``opponent``'s attacks."""
-        env = make_env(self.env_name, demand_scale=scale, opponent=opponent)
-        survival, rewards = [], []
+    def close(self) -> None:
+        """Stop the Ray actors of the validations, if any."""
+        if self.ray:
+            self.ray.close()
+
+    def _play(
+        self, sac: SAC, features: FeatureBuilder, copies: list[tuple[Copy, int]]
+    ) -> list[tuple[list[float], list[float]]]:
+        """(survival fractions, episode rewards) of each copy: every scenario with its grid seeds
+        ``0..seeds-1``, seed by seed."""
+        episodes = [
+            (copy, scenario, seed)
+            for copy, seeds in copies
+            for seed in range(seeds)
+            for scenario in self.scenarios
+        ]
+        results = (
+            self.ray.play(sac, features, episodes) if self.ray else self._play_here(sac, features, episodes)
+        )
+        out, start = [], 0
+        for _, seeds in copies:
+            end = start + seeds * len(self.scenarios)
+            chunk = list(zip(episodes[start:end], results[start:end]))
+            out.append(
+                (
+                    [steps / scenario.length for (_, scenario, _), (steps, _) in chunk],
+                    [r for _, (_, r) in chunk],
+                )
+            )
+            start = end
+        return out
+
+    def _play_here(self, sac: SAC, features: FeatureBuilder, episodes) -> list[tuple[int, float]]:
+        """(steps survived, reward) of each episode, in this process, an env per copy."""
+        envs: dict[Copy, object] = {}
         try:
-            for seed in range(seeds):
-                for scenario in self.scenarios:
-                    agent = SacAgent(env, self.space, sac, features, self.rho_threshold)
-                    steps, reward = play(env, agent, scenario, seed)
-                    survival.append(steps / scenario.length)
-                    rewards.append(reward)
+            out = []
+            for copy, scenario, seed in episodes:
+                if copy not in envs:
+                    envs[copy] = make_env(self.env_name, demand_scale=copy[0], opponent=copy[1])
+                agent = SacAgent(envs[copy], self.space, sac, features, self.rho_threshold)
+                out.append(play(envs[copy], agent, scenario, seed))
+            return out
         finally:
-            env.close()
-        return survival, rewards
+            for env in envs.values():
+                env.close()
 
 
 def play(env, agent: TimedAgent, scenario: Scenario, seed: int) -> tuple[int, float]:

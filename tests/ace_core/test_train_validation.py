@@ -182,6 +182,31 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
     assert set(seeds_played) == {0, 1} and seeds_played.count(0) == 2 * seeds_played.count(1)
 
 
+def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ray, tmp_path):
+    """Every copy (as they are, heavier, under a storm on its own seeds) split between two actors,
+    each playing its episodes one after another in one env per copy."""
+    settings = {
+        **VALIDATED,
+        "steps": 100,
+        "validation_demand_scale": 1.2,
+        "validation_opponent": "storm",
+        "validation_attack_seeds": 2,
+    }
+    here, on_ray = MemorySink(), MemorySink()
+    run(TrainConfig(**settings), tmp_path / "here", here)
+    run(TrainConfig(**settings), tmp_path / "ray", on_ray, workers=2)
+
+    def figures(sink):
+        return [
+            {k: v for k, v in m.values.items() if k.startswith("eval/")}
+            for m in sink.of_type(MetricsEvent)
+            if "eval/validation_survival" in m.values
+        ]
+
+    assert len(figures(here)) == 2 and figures(on_ray) == figures(here)
+    assert _same(_actor(tmp_path / "ray" / "best.pt"), _actor(tmp_path / "here" / "best.pt"))
+
+
 def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
     config = TrainConfig(
         **sandbox_settings(steps=120, checkpoint_every=1_000, validate_every=100, episode_length=40)
