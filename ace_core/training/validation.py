@@ -140,9 +140,9 @@ class Validator:
             for seed in range(seeds)
             for scenario in self.scenarios
         ]
-        results = (
-            self.ray.play(sac, features, episodes) if self.ray else self._play_here(sac, features, episodes)
-        )
+        results = self.ray.play(sac, features, episodes) if self.ray else None
+        if results is None:  # one process, or an actor died: the figures are the same here
+            results = self._play_here(sac, features, episodes)
         out, start = [], 0
         for _, seeds in copies:
             end = start + seeds * len(self.scenarios)

@@ -66,15 +66,22 @@ class RayValidation:
         self.actors: list = []
         self.started_ray = False
 
-    def play(self, sac: SAC, features: FeatureBuilder, episodes: list[Episode]) -> list[tuple[int, float]]:
-        """(steps survived, reward) of each of ``episodes``, in their order."""
+    def play(
+        self, sac: SAC, features: FeatureBuilder, episodes: list[Episode]
+    ) -> list[tuple[int, float]] | None:
+        """(steps survived, reward) of each of ``episodes``, in their order; None when an actor
+        died (the caller plays them itself; new actors serve the next validation)."""
         import ray
 
         if not self.actors:
             self._start(sac, features)
         actor = ray.put({name: value.detach().clone() for name, value in sac.actor.state_dict().items()})
         shares = [episodes[i :: len(self.actors)] for i in range(len(self.actors))]
-        played = ray.get([a.play.remote(actor, features, share) for a, share in zip(self.actors, shares)])
+        try:
+            played = ray.get([a.play.remote(actor, features, share) for a, share in zip(self.actors, shares)])
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
+            self._stop_actors()
+            return None
         out: list[tuple[int, float]] = [(0, 0.0)] * len(episodes)
         for i, results in enumerate(played):
             out[i :: len(self.actors)] = results
@@ -100,9 +107,14 @@ class RayValidation:
             return
         import ray
 
-        for actor in self.actors:
-            ray.kill(actor)
-        self.actors = []
+        self._stop_actors()
         if self.started_ray:
             ray.shutdown()
             self.started_ray = False
+
+    def _stop_actors(self) -> None:
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor)
+        self.actors = []

@@ -10,9 +10,12 @@ from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
+from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import scenarios
+from ace_core.rl.sac import SAC
 from ace_core.training import run, validation
 from ace_core.training.best_choice import BestChoice
+from ace_core.training.setup import validator_for
 from ace_core.training.trainer import Trainer
 from ace_core.training.validation import play
 from tests.sandbox_settings import sandbox_settings
@@ -205,6 +208,19 @@ def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ra
 
     assert len(figures(here)) == 2 and figures(on_ray) == figures(here)
     assert _same(_actor(tmp_path / "ray" / "best.pt"), _actor(tmp_path / "here" / "best.pt"))
+
+
+def test_a_validation_whose_actor_died_is_played_in_the_trainers_process(local_ray, sandbox, sandbox_space):
+    config = TrainConfig(**{**VALIDATED, "validation_opponent": "storm"})
+    sac = SAC(FeatureBuilder(sandbox).size, sandbox_space, config.sac)
+    features = FeatureBuilder(sandbox)
+    here, on_ray = (validator_for(config, sandbox, sandbox_space, workers) for workers in (1, 2))
+    expected = here(sac, features, 0, 0)
+    assert on_ray(sac, features, 0, 0) == expected
+    local_ray.kill(on_ray.ray.actors[0])
+    assert on_ray(sac, features, 0, 0) == expected  # played here
+    assert on_ray(sac, features, 0, 0) == expected and len(on_ray.ray.actors) == 2  # new actors
+    on_ray.close()
 
 
 def test_episode_length_cuts_the_train_and_validation_episodes(tmp_path):
