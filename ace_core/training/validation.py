@@ -34,15 +34,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ace_core.agents.baselines import TimedAgent
 from ace_core.agents.sac import SacAgent
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.opponents import DEFAULT_OPPONENT
-from ace_core.grid.scenarios import Scenario, reset_to
+from ace_core.grid.scenarios import Scenario
 from ace_core.rl.sac import SAC
 from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
+from ace_core.training.validation_episodes import Copy, play
 from ace_core.training.validation_ray import RayValidation
 
 
@@ -77,10 +77,6 @@ class Validation:
         if self.survival_under_attacks is not None:
             values[SURVIVAL_UNDER_ATTACKS] = self.survival_under_attacks
         return values
-
-
-Copy = tuple[float, str]
-"""a copy of the validation days: (demand scale, opponent profile)"""
 
 
 class Validator:
@@ -170,15 +166,3 @@ class Validator:
         finally:
             for env in envs.values():
                 env.close()
-
-
-def play(env, agent: TimedAgent, scenario: Scenario, seed: int) -> tuple[int, float]:
-    """(steps survived, episode reward) of ``agent`` on ``scenario`` with grid seed ``seed``."""
-    obs = reset_to(env, scenario, seed)
-    agent.reset(obs)
-    reward, done, steps, total = 0.0, False, 0, 0.0
-    while not done:
-        obs, reward, done, _ = env.step(agent.act(obs, reward, done))
-        steps += 1
-        total += float(reward)
-    return steps, total

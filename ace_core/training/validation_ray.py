@@ -5,25 +5,21 @@ copy of the days, every grid seed) on N actors, started at its first validation 
 the run ends. Each actor holds the run's action space, networks of the run's shapes and an env
 per copy of the days (demand scale, opponent); a validation sends the actor's weights once
 (``ray.put``) with the features' settings, and each actor plays its share of the episodes with
-:func:`~ace_core.training.validation.play`. Since :func:`~ace_core.grid.scenarios.reset_to` starts
+:func:`~ace_core.training.validation_episodes.play`. Since :func:`~ace_core.grid.scenarios.reset_to` starts
 an episode as a fresh env would, and the plain policy does not sample, each episode gives what it
 gives in the trainer's process, whatever actor plays it after whatever other episode.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import Scenario
 from ace_core.rl.sac import SAC
+from ace_core.training.validation_episodes import Copy, play
 
-if TYPE_CHECKING:
-    from ace_core.training.validation import Copy
-
-Episode = tuple["Copy", Scenario, int]
+Episode = tuple[Copy, Scenario, int]
 """(copy of the days, scenario, grid seed)"""
 
 
@@ -44,7 +40,6 @@ class ValidationWorker:
         """(steps survived, reward) of each episode, in order, played by the policy of ``actor``."""
         from ace_core.agents.sac import SacAgent
         from ace_core.grid.envs import make_env
-        from ace_core.training.validation import play
 
         self.sac.actor.load_state_dict(actor)  # in place: the fast path's views follow
         out = []
