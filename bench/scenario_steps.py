@@ -23,7 +23,7 @@ from ace_core.agents.spec import load_agent  # noqa: E402
 from ace_core.errors import ConfigError  # noqa: E402
 from ace_core.grid.envs import make_env  # noqa: E402
 from ace_core.grid.scenarios import Scenario, chronic_lengths  # noqa: E402
-from ace_core.training.validation import play  # noqa: E402
+from ace_core.training.validation_episodes import play  # noqa: E402
 
 
 def named_scenario(name: str, chronics: list[tuple[str, int]]) -> Scenario:

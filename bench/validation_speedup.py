@@ -4,7 +4,7 @@
 
 Plays the validation of the run's settings (every copy of its validation days, every grid seed)
 with the policy of its ``best.pt``, alternately in this process and on ``workers`` Ray actors
-(started, and their envs built, before the first timed validation, as a run keeps them), and
+(both with their envs built before the first timed validation, as a run keeps them), and
 prints one JSON object: each validation's seconds, the speed-up (one process over the workers,
 summed), and whether every validation gave the same figures.
 """
@@ -40,6 +40,7 @@ def main() -> None:
     sac, space, features, _ = sac_from_state(state, env, build_action_space(env), str(path))
     here, on_ray = validator_for(config, env, space, 1), validator_for(config, env, space, args.workers)
     reference = on_ray(sac, features, 0, 0)  # the actors up and their envs built
+    here(sac, features, 0, 0)  # this process's envs built, as a run keeps them
     seconds: dict[str, list[float]] = {"one_process": [], "workers": []}
     same = True
     try:
@@ -49,6 +50,7 @@ def main() -> None:
                 same &= validator(sac, features, 0, 0) == reference
                 seconds[name].append(time.perf_counter() - started)
     finally:
+        here.close()
         on_ray.close()
     print(
         json.dumps(

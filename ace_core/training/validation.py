@@ -34,15 +34,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ace_core.agents.sac import SacAgent
 from ace_core.grid.action_space import ActionSpace
-from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.opponents import DEFAULT_OPPONENT
 from ace_core.grid.scenarios import Scenario
 from ace_core.rl.sac import SAC
 from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
-from ace_core.training.validation_episodes import Copy, play
+from ace_core.training.validation_episodes import Copy, Episode, play_episodes
 from ace_core.training.validation_ray import RayValidation
 
 
@@ -103,6 +101,8 @@ class Validator:
         self.attack_seeds = attack_seeds or seeds
         """grid seeds of the attacked copy"""
         self.ray = RayValidation(env_name, space, rho_threshold, workers) if workers > 1 else None
+        self.envs: dict[Copy, object] = {}
+        """this process's env of each copy, kept between validations (as the Ray actors keep theirs)"""
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
         copies = [((scale, DEFAULT_OPPONENT), self.seeds) for scale in self.demand_scales]
@@ -121,7 +121,10 @@ class Validator:
         )
 
     def close(self) -> None:
-        """Stop the Ray actors of the validations, if any."""
+        """Close the envs and stop the Ray actors of the validations, if any."""
+        for env in self.envs.values():
+            env.close()
+        self.envs = {}
         if self.ray:
             self.ray.close()
 
@@ -139,30 +142,19 @@ class Validator:
         results = self.ray.play(sac, features, episodes) if self.ray else None
         if results is None:  # one process, or an actor died: the figures are the same here
             results = self._play_here(sac, features, episodes)
+        survival = [steps / scenario.length for (_, scenario, _), (steps, _) in zip(episodes, results)]
+        rewards = [reward for _, reward in results]
         out, start = [], 0
         for _, seeds in copies:
             end = start + seeds * len(self.scenarios)
-            chunk = list(zip(episodes[start:end], results[start:end]))
-            out.append(
-                (
-                    [steps / scenario.length for (_, scenario, _), (steps, _) in chunk],
-                    [r for _, (_, r) in chunk],
-                )
-            )
+            out.append((survival[start:end], rewards[start:end]))
             start = end
         return out
 
-    def _play_here(self, sac: SAC, features: FeatureBuilder, episodes) -> list[tuple[int, float]]:
-        """(steps survived, reward) of each episode, in this process, an env per copy."""
-        envs: dict[Copy, object] = {}
-        try:
-            out = []
-            for copy, scenario, seed in episodes:
-                if copy not in envs:
-                    envs[copy] = make_env(self.env_name, demand_scale=copy[0], opponent=copy[1])
-                agent = SacAgent(envs[copy], self.space, sac, features, self.rho_threshold)
-                out.append(play(envs[copy], agent, scenario, seed))
-            return out
-        finally:
-            for env in envs.values():
-                env.close()
+    def _play_here(
+        self, sac: SAC, features: FeatureBuilder, episodes: list[Episode]
+    ) -> list[tuple[int, float]]:
+        """(steps survived, reward) of each episode, in this process."""
+        return play_episodes(
+            self.envs, self.env_name, self.space, sac, features, self.rho_threshold, episodes
+        )

@@ -5,7 +5,7 @@ copy of the days, every grid seed) on N actors, started at its first validation 
 the run ends. Each actor holds the run's action space, networks of the run's shapes and an env
 per copy of the days (demand scale, opponent); a validation sends the actor's weights once
 (``ray.put``) with the features' settings, and each actor plays its share of the episodes with
-:func:`~ace_core.training.validation_episodes.play`. Since :func:`~ace_core.grid.scenarios.reset_to` starts
+:func:`~ace_core.training.validation_episodes.play_episodes`, as the trainer's process does. Since :func:`~ace_core.grid.scenarios.reset_to` starts
 an episode as a fresh env would, and the plain policy does not sample, each episode gives what it
 gives in the trainer's process, whatever actor plays it after whatever other episode.
 """
@@ -15,12 +15,8 @@ from __future__ import annotations
 from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
-from ace_core.grid.scenarios import Scenario
 from ace_core.rl.sac import SAC
-from ace_core.training.validation_episodes import Copy, play
-
-Episode = tuple[Copy, Scenario, int]
-"""(copy of the days, scenario, grid seed)"""
+from ace_core.training.validation_episodes import Copy, Episode, play_episodes
 
 
 class ValidationWorker:
@@ -38,19 +34,10 @@ class ValidationWorker:
 
     def play(self, actor: dict, features: FeatureBuilder, episodes: list[Episode]) -> list[tuple[int, float]]:
         """(steps survived, reward) of each episode, in order, played by the policy of ``actor``."""
-        from ace_core.agents.sac import SacAgent
-        from ace_core.grid.envs import make_env
-
         self.sac.actor.load_state_dict(actor)  # in place: the fast path's views follow
-        out = []
-        for copy, scenario, seed in episodes:
-            if copy not in self.envs:
-                self.envs[copy] = make_env(self.env_name, demand_scale=copy[0], opponent=copy[1])
-            env = self.envs[copy]
-            out.append(
-                play(env, SacAgent(env, self.space, self.sac, features, self.rho_threshold), scenario, seed)
-            )
-        return out
+        return play_episodes(
+            self.envs, self.env_name, self.space, self.sac, features, self.rho_threshold, episodes
+        )
 
 
 class RayValidation:

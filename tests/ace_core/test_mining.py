@@ -18,6 +18,7 @@ from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.imitation.data import load_dataset
 from ace_core.imitation.mining import EpisodeWorker, MineSpec, episode_file, mine
+from tests.ace_core.opponent_state import attack_under_way
 
 
 def test_a_mine_writes_an_action_set_with_coverage_and_a_dataset(mined):
@@ -128,8 +129,7 @@ def test_a_worker_records_an_episode_as_a_fresh_worker_would_after_one_ending_un
     worker, fresh = EpisodeWorker(spec, features), EpisodeWorker(spec, features)
     first, later = [s for s in scenarios(worker.env, "train", 288) if s.start > 1][:2]
     worker.play(first, 0)
-    attack = worker.env._oppSpace.action_space({"set_line_status": [(3, -1)]})
-    worker.env._oppSpace._set_state((0.0, False, 20, 0, attack))  # as an episode ending under attack
+    attack_under_way(worker.env, line=3)  # as an episode ending under attack
     after, alone = worker.play(later, 1), fresh.play(later, 1)
     assert after["played"].tolist() == alone["played"].tolist()
     np.testing.assert_array_equal(after["features"], alone["features"])

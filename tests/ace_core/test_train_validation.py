@@ -13,11 +13,12 @@ from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import scenarios
 from ace_core.rl.sac import SAC
-from ace_core.training import run, validation
+from ace_core.training import run, validation_episodes
 from ace_core.training.best_choice import BestChoice
 from ace_core.training.setup import validator_for
 from ace_core.training.trainer import Trainer
-from ace_core.training.validation import play
+from ace_core.training.validation import Validator
+from ace_core.training.validation_episodes import play
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
@@ -155,7 +156,7 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
         seeds_played.append(seed)
         return play(env, agent, scenario, seed)
 
-    monkeypatch.setattr(validation, "play", play_and_note)
+    monkeypatch.setattr(validation_episodes, "play", play_and_note)
     floor = 0.9
     settings = {
         "validation_opponent": "storm",
@@ -185,7 +186,7 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
     assert set(seeds_played) == {0, 1} and seeds_played.count(0) == 2 * seeds_played.count(1)
 
 
-def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ray, tmp_path):
+def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ray, tmp_path, monkeypatch):
     """Every copy (as they are, heavier, under a storm on its own seeds) split between two actors,
     each playing its episodes one after another in one env per copy."""
     settings = {
@@ -197,6 +198,11 @@ def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ra
     }
     here, on_ray = MemorySink(), MemorySink()
     run(TrainConfig(**settings), tmp_path / "here", here)
+
+    def not_here(*args):
+        raise AssertionError("a validation of the run on Ray workers was played in its own process")
+
+    monkeypatch.setattr(Validator, "_play_here", not_here)
     run(TrainConfig(**settings), tmp_path / "ray", on_ray, workers=2)
 
     def figures(sink):

@@ -3,6 +3,7 @@ import pytest
 from ace_core.errors import ConfigError
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import SPLITS, Scenario, cut_episodes, learned_in, reset_to, scenarios, split_of
+from tests.ace_core.opponent_state import attack_under_way
 
 
 def test_chronics_are_cut_into_day_episodes():
@@ -42,12 +43,6 @@ def test_reset_to_starts_at_the_offset_with_the_length(sandbox):
     sandbox.reset(seed=0, options={"time serie id": 0})  # the env is shared by the session
 
 
-def _attack_under_way(env, line: int) -> None:
-    """The opponent's state as an attack on ``line`` leaves it, 20 steps still to go."""
-    attack = env._oppSpace.action_space({"set_line_status": [(line, -1)]})
-    env._oppSpace._set_state((0.0, False, 20, 0, attack))
-
-
 def test_an_attack_under_way_at_the_end_of_an_episode_does_not_reach_the_next_start():
     env, fresh = (make_env("l2rpn_case14_sandbox", opponent="random-line") for _ in range(2))
     scenario = [s for s in scenarios(env, "train") if s.start > 1][0]
@@ -55,11 +50,11 @@ def test_an_attack_under_way_at_the_end_of_an_episode_does_not_reach_the_next_st
     # grid2op's own reset plays the fast-forward step under the old attack (the opponent is
     # reset after it): the line would start the new episode out
     env.reset(seed=0, options={"time serie id": 0})
-    _attack_under_way(env, line)
+    attack_under_way(env, line)
     assert not env.reset(seed=5, options=scenario.reset_options()).line_status[line]
 
     reset_to(env, scenarios(env, "train")[0], seed=0)
-    _attack_under_way(env, line)
+    attack_under_way(env, line)
     started = reset_to(env, scenario, seed=5)
     expected = reset_to(fresh, scenario, seed=5)
     assert started.line_status.all()
