@@ -32,6 +32,11 @@ def add_train(sub) -> None:
         default=1,
         help="Ray worker processes for the run's own mines (pretrain_mine=auto) and its validations; the run is the same whatever their number",
     )
+    train.add_argument(
+        "--ray-address",
+        default=None,
+        help="HOST:PORT, ray://HOST:PORT or auto: the run's mines and validations on that Ray cluster (--workers actors), not on Ray started here",
+    )
     add_config_flags(train)
     train.set_defaults(func=cmd_train)
 
@@ -53,7 +58,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = config_from(args)
     if args.resume:
         config = _resumed_config(args, out)
-    result = run(config, out, resume=args.resume, logs=True, workers=args.workers)
+    if args.ray_address:  # joined before anything is written; the run's mines and validations use it
+        from ace_core.imitation.ray_mining import check_ray_address, start_ray
+
+        check_ray_address(args.ray_address)
+        start_ray(args.workers, args.ray_address)
+    result = run(
+        config, out, resume=args.resume, logs=True, workers=args.workers, ray_address=args.ray_address
+    )
     print(json.dumps(result.as_dict()))
     return 0
 

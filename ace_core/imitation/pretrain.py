@@ -43,9 +43,11 @@ PRETRAIN_DIR = "pretrain"
 
 
 class ImitationStart:
-    def __init__(self, config: TrainConfig, out_dir: Path, workers: int = 1) -> None:
+    def __init__(
+        self, config: TrainConfig, out_dir: Path, workers: int = 1, ray_address: str | None = None
+    ) -> None:
         self.config = config
-        self.workers = workers
+        self.workers, self.ray_address = workers, ray_address
         self.dir = Path(out_dir) / PRETRAIN_DIR
         self.checkpoint = self.dir / CHECKPOINT_NAME
 
@@ -142,7 +144,7 @@ class ImitationStart:
         decisions = 0
         for spec, out in zip(self._specs(), outs):
             with preserved_rng():
-                decisions += mine(spec, out, workers=self.workers, log=progress)["decisions"]
+                decisions += mine(spec, out, self.workers, self.ray_address, progress)["decisions"]
         sink.emit(
             MetricsEvent(
                 step=0, values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(decisions)}

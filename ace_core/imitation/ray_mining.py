@@ -47,7 +47,14 @@ def start_ray(workers: int, ray_address: str | None = None) -> None:
     # run at the driver's priority (on a busy machine niced workers got a tenth of a core)
     os.environ.setdefault("RAY_worker_niceness", "0")
     options = {"address": ray_address} if ray_address else {"num_cpus": workers}
-    ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    except ConnectionError as exc:  # it answers but refuses us: most often its token authentication
+        raise MineError(
+            f"cannot join the Ray cluster at {ray_address} ({exc}); a cluster with token "
+            "authentication needs RAY_AUTH_MODE=token here, and its token (`ray get-auth-token` "
+            "on its head) in ~/.ray/auth_token or RAY_AUTH_TOKEN"
+        ) from exc
 
 
 def run_with_ray(

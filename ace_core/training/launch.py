@@ -27,6 +27,7 @@ def run(
     extensions: ExtensionFactory = extensions_for,
     logs: bool = False,
     workers: int = 1,
+    ray_address: str | None = None,
 ) -> TrainResult:
     """Train the run of ``config`` in ``out``, or with ``resume`` continue it from its checkpoint
     (and drop the log lines written after it, which it writes again).
@@ -37,9 +38,10 @@ def run(
     logs of the command line, are written beside. ``extensions`` builds the run's extensions
     (:func:`~ace_core.training.extensions.extensions_for`: those the config asks for).
     ``workers``: the Ray workers that mine the run's own mines (``pretrain_mine=auto``) and play
-    its validations; the mines, the validations and so the run are the same whatever their number."""
+    its validations, on the Ray cluster at ``ray_address`` if given (else started here); the mines,
+    the validations and so the run are the same whatever their number and place."""
     out = Path(out)
-    trainer = Trainer(config, out, extensions=extensions, workers=workers)
+    trainer = Trainer(config, out, extensions=extensions, workers=workers, ray_address=ray_address)
     # opened in append mode: the resume's truncation of the same files, before the first event,
     # leaves the logs as if they had been opened after it
     files = [*([JsonlSink(out)] if logs else []), TensorBoardSink(out)]

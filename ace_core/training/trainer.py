@@ -92,7 +92,8 @@ def random_legal_action(space: ActionSpace, rng: np.random.Generator, top_mask: 
 class Trainer:
     """The loop of one run in ``out_dir``; ``extensions`` builds its extensions from the config and
     the run's parts (:mod:`ace_core.training.extensions`); ``workers``: the Ray workers of its own
-    mines (``pretrain_mine=auto``) and validations; the run is the same whatever their number."""
+    mines (``pretrain_mine=auto``) and validations, on the cluster at ``ray_address`` if given (else
+    started here); the run is the same whatever their number and place."""
 
     def __init__(
         self,
@@ -101,12 +102,13 @@ class Trainer:
         sink: EventSink | None = None,
         extensions: ExtensionFactory = extensions_for,
         workers: int = 1,
+        ray_address: str | None = None,
     ) -> None:
         self.config = config.validate()
         self.out_dir = Path(out_dir)
         self.sink = sink or NullSink()
-        self._make_extensions, self._workers = extensions, workers
-        self._assemble(build_parts(self.config, self.out_dir, workers))
+        self._make_extensions, self._ray = extensions, (workers, ray_address)
+        self._assemble(build_parts(self.config, self.out_dir, *self._ray))
         self.step = 0
         self.episode = 0
         self.decisions = 0
@@ -223,7 +225,7 @@ class Trainer:
         state, space = start_state(self.imitation.run(self.sink, len(self.scenarios)), self.space)
         if space is not self.space:
             self.env.close()
-            self._assemble(build_parts(self.config, self.out_dir, self._workers))
+            self._assemble(build_parts(self.config, self.out_dir, *self._ray))
             return
         self.features.load_state_dict(state["features"])
         start_from(self.sac, state, str(self.imitation.checkpoint))

@@ -1,8 +1,8 @@
 """A validation's episodes on Ray actors: the figures of one process, in a fraction of its time.
 
-A run with more than one worker (``train --workers N``) plays each validation's episodes (every
-copy of the days, every grid seed) on N actors, started at its first validation and kept until
-the run ends. Each actor holds the run's action space, networks of the run's shapes and an env
+A run with more than one worker (``train --workers N``), or on a cluster (``--ray-address``),
+plays each validation's episodes (every copy of the days, every grid seed) on N actors, started at
+its first validation and kept until the run ends. Each actor holds the run's action space, networks of the run's shapes and an env
 per copy of the days (demand scale, opponent); a validation sends the actor's weights once
 (``ray.put``) with the features' settings, and each actor plays its share of the episodes with
 :func:`~ace_core.training.validation_episodes.play_episodes`, as the trainer's process does. Since :func:`~ace_core.grid.scenarios.reset_to` starts
@@ -43,8 +43,16 @@ class ValidationWorker:
 class RayValidation:
     """``workers`` actors for a run's validations (see the module)."""
 
-    def __init__(self, env_name: str, space: ActionSpace, rho_threshold: float, workers: int) -> None:
-        self.env_name, self.space, self.rho_threshold, self.workers = env_name, space, rho_threshold, workers
+    def __init__(
+        self,
+        env_name: str,
+        space: ActionSpace,
+        rho_threshold: float,
+        workers: int,
+        ray_address: str | None = None,
+    ) -> None:
+        self.env_name, self.space, self.rho_threshold = env_name, space, rho_threshold
+        self.workers, self.ray_address = workers, ray_address
         self.actors: list = []
         self.started_ray = False
 
@@ -75,7 +83,7 @@ class RayValidation:
         from ace_core.imitation.ray_mining import start_ray
 
         if not ray.is_initialized():
-            start_ray(self.workers)
+            start_ray(self.workers, self.ray_address)
             self.started_ray = True
         worker = ray.remote(num_cpus=1)(ValidationWorker)
         self.actors = [

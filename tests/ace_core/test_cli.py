@@ -35,6 +35,11 @@ def run_cli(*args, check_rc=None):
         ),
         (["train", "--env", "l2rpn_case14_sandbox", "--resume"], "no checkpoint at"),
         (["train", "--env", "l2rpn_case14_sandbox", "--workers", "0"], "--workers 0 must be at least 1"),
+        (
+            ["train", "--env", "l2rpn_case14_sandbox", "--ray-address", "127.0.0.1:9"],
+            "no Ray cluster answers at 127.0.0.1:9",
+        ),
+        (["train", "--env", "l2rpn_case14_sandbox", "--ray-address", "nowhere"], "is not HOST:PORT"),
         (["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "wizard"], "unknown agent spec 'wizard'"),
         (["actions", "--env", "l2rpn_case14_sandbox", "500"], "accepted: integers 0 to 198"),
         (

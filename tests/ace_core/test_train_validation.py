@@ -216,6 +216,28 @@ def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ra
     assert _same(_actor(tmp_path / "ray" / "best.pt"), _actor(tmp_path / "here" / "best.pt"))
 
 
+def test_a_run_given_a_ray_address_plays_its_validations_on_that_cluster(local_ray, tmp_path, monkeypatch):
+    """``--ray-address`` with one worker: the validations go to an actor of the cluster Ray is
+    joined to (here the local one, ``auto``), with the figures of the run's own process."""
+    settings = {**VALIDATED, "steps": 100}
+    here, on_cluster = MemorySink(), MemorySink()
+    run(TrainConfig(**settings), tmp_path / "here", here)
+
+    def not_here(*args):
+        raise AssertionError("a validation of the run on a Ray cluster was played in its own process")
+
+    monkeypatch.setattr(Validator, "_play_here", not_here)
+    run(TrainConfig(**settings), tmp_path / "cluster", on_cluster, workers=1, ray_address="auto")
+    assert local_ray.is_initialized()  # joined, not started and stopped by the run
+
+    def figures(sink):
+        return [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+
+    assert figures(on_cluster) and [f["eval/validation_survival"] for f in figures(on_cluster)] == [
+        f["eval/validation_survival"] for f in figures(here)
+    ]
+
+
 def test_a_validation_whose_actor_died_is_played_in_the_trainers_process(local_ray, sandbox, sandbox_space):
     config = TrainConfig(**{**VALIDATED, "validation_opponent": "storm"})
     sac = SAC(FeatureBuilder(sandbox).size, sandbox_space, config.sac)
