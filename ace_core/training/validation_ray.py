@@ -1,13 +1,15 @@
 """A validation's episodes on Ray actors: the figures of one process, in a fraction of its time.
 
 A run with more than one worker (``train --workers N``), or on a cluster (``--ray-address``),
-plays each validation's episodes (every copy of the days, every grid seed) on N actors, started at
-its first validation and kept until the run ends. Each actor holds the run's action space, networks of the run's shapes and an env
-per copy of the days (demand scale, opponent); a validation sends the actor's weights once
-(``ray.put``) with the features' settings, and each actor plays its share of the episodes with
-:func:`~ace_core.training.validation_episodes.play_episodes`, as the trainer's process does. Since :func:`~ace_core.grid.scenarios.reset_to` starts
-an episode as a fresh env would, and the plain policy does not sample, each episode gives what it
-gives in the trainer's process, whatever actor plays it after whatever other episode.
+plays each validation's episodes (every copy of the days, every grid seed) on N actors, started
+at its first validation and kept until the run ends. Each actor holds the run's action space,
+networks of the run's shapes and an env per copy of the days (demand scale, opponent); a
+validation sends the actor's weights once (``ray.put``) with the features' settings, and each
+actor plays its share of the episodes with
+:func:`~ace_core.training.validation_episodes.play_episodes`, as the trainer's process does.
+Since :func:`~ace_core.grid.scenarios.reset_to` starts an episode as a fresh env would, and the
+plain policy does not sample, each episode gives what it gives in the trainer's process, whatever
+actor plays it after whatever other episode.
 """
 
 from __future__ import annotations
