@@ -10,7 +10,9 @@ fingerprint, subset, networks, feature normalisation), then whatever a training 
 trainer and :func:`~ace_core.live.policy.untrained_policy` both write through it.
 
 A run directory holds ``checkpoint.pt`` (the last state, to resume) and, when the run validates,
-``best.pt`` (the policy that did best on the validation days, without buffer). Whoever loads "the
+``best.pt`` (the policy that did best on the validation days, without buffer), and with
+``validation_keep`` every validated policy in ``validated/`` (:func:`validated_file`), to compare
+them or choose again on more episodes. Whoever loads "the
 run's policy" from a directory gets ``best.pt`` when there is one (:func:`load_checkpoint`); a file
 path loads that file. Beside them, ``days.json`` names the days the policy learned from (its
 own train days, its mines', its start policy's), so that an evaluation can refuse a test day it
@@ -39,6 +41,12 @@ FORMAT_VERSION = 1
 CHECKPOINT_NAME = "checkpoint.pt"
 BEST_NAME = "best.pt"
 DAYS_NAME = "days.json"
+VALIDATED_DIR = "validated"
+
+
+def validated_file(run_dir: Path, decisions: int) -> Path:
+    """Where a run kept (``validation_keep``) the policy it validated after ``decisions``."""
+    return Path(run_dir) / VALIDATED_DIR / f"decisions-{decisions}.pt"
 
 
 def save_checkpoint(state: dict, path: Path) -> Path:
@@ -89,10 +97,13 @@ def write_days_learned(run_dir: Path, days: Iterable[str]) -> Path:
 
 
 def days_learned(path: Path) -> list[str] | None:
-    """The days the policy at ``path`` (a run directory or one of its policy files) learned
-    from; None for a run made before runs named them."""
+    """The days the policy at ``path`` (a run directory or one of its policy files, those kept in
+    ``validated/`` included) learned from; None for a run made before runs named them."""
     path = Path(path)
-    found = (path if path.is_dir() else path.parent) / DAYS_NAME
+    folder = path if path.is_dir() else path.parent
+    if not path.is_dir() and folder.name == VALIDATED_DIR:
+        folder = folder.parent
+    found = folder / DAYS_NAME
     try:
         return [str(day) for day in json.loads(found.read_text())]
     except FileNotFoundError:

@@ -307,3 +307,5 @@ class ValidationConfig:
     """which survival chooses best.pt: mean (over every copy played) or attacks (the copy under validation_opponent alone, for a policy meant for attacked grids)"""
     floor: float = flat("validation_floor", 0.0)
     """a policy must survive at least this share of the validation days as they are to be kept as best.pt over one that does (0-1; 0 = no floor): with decides=attacks, a policy for attacked grids that still holds ordinary days"""
+    keep: bool = flat("validation_keep", False)
+    """also keep every validated policy, as validated/decisions-N.pt in the run directory (a policy file like best.pt, about as large): to compare a run's policies with experiment table, or to choose again on more episodes than the run's validation played"""

@@ -30,11 +30,11 @@ from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.rl.buffer import ReplayBuffer, Transition
+from ace_core.rl.exploration import random_legal_action
 from ace_core.rl.sac import SAC
 from ace_core.training.extensions import extensions_for
 from ace_core.training.launch import run
 from ace_core.training.setup import RunParts
-from ace_core.training.trainer import random_legal_action
 
 DEFAULT_ENVS = ("l2rpn_case14_sandbox", "l2rpn_wcci_2020")
 

@@ -38,15 +38,15 @@ import numpy as np
 from tqdm import tqdm
 
 from ace_core.agents.sac import calm_release
-from ace_core.checkpoint import BEST_NAME, CHECKPOINT_NAME, load_checkpoint, write_checkpoint
+from ace_core.checkpoint import BEST_NAME, CHECKPOINT_NAME, load_checkpoint, validated_file, write_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import CheckpointError
 from ace_core.events import CheckpointEvent, EpisodeEvent, EventSink, MetricsEvent, NullSink
 from ace_core.extension import TrainerExtension
-from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import real_action, reconnect_or_nothing
 from ace_core.grid.scenarios import reset_to
 from ace_core.rl.buffer import Transition
+from ace_core.rl.exploration import random_legal_action
 from ace_core.rl.rng_state import preserved_rng
 from ace_core.training.best_choice import BestChoice
 from ace_core.training.extensions import ExtensionFactory, extensions_for
@@ -76,17 +76,6 @@ class TrainResult:
     def as_dict(self) -> dict:
         """Plain JSON values (paths as strings): what ``summary.json`` holds."""
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self).items()}
-
-
-def random_legal_action(space: ActionSpace, rng: np.random.Generator, top_mask: np.ndarray) -> int:
-    """Uniform over legal top-level choices, then uniform among that substation's topologies
-    (uniform over all 66,810 would nearly always pick the one 17-element substation)."""
-    top = int(rng.choice(np.flatnonzero(top_mask)))
-    sub = space.top_sub[top]
-    if sub < 0:
-        return int(space.top_action[top])
-    rows = np.flatnonzero(space.topo_sub == sub)
-    return space.first_topology + int(rng.choice(rows))
 
 
 class Trainer:
@@ -244,22 +233,19 @@ class Trainer:
     def _validate(self) -> None:
         """Play the validation days with the policy as it stands; keep it as best.pt if the run's
         choice (validation_decides, validation_floor) prefers it to the best so far (ties keep the
-        earlier)."""
+        earlier), and with validation_keep in validated/ whatever the choice."""
         with preserved_rng():
             result = self.validator(self.sac, self.features, self.step, self.decisions)
         self.validated_at = self.decisions
         self.sink.emit(MetricsEvent(step=self.step, values=result.metrics()))
+        # policy files (no buffer, no loop): what evaluation and deployment load
+        policy = {"config": self.config.full_dict(), "space": self.space, "features": self.features}
+        policy |= {"sac": self.sac, "validation": result.as_dict()}
+        if self.config.validation.keep:
+            write_checkpoint(validated_file(self.out_dir, self.decisions), **policy)
         if self.choice.prefers(result.metrics(), self.best.metrics() if self.best else None):
             self.best = result
-            # a policy file (no buffer, no loop): what evaluation and deployment load
-            write_checkpoint(
-                self.out_dir / BEST_NAME,
-                config=self.config.full_dict(),
-                space=self.space,
-                features=self.features,
-                sac=self.sac,
-                validation=result.as_dict(),
-            )
+            write_checkpoint(self.out_dir / BEST_NAME, **policy)
 
     def _one_step(self) -> None:
         config, obs = self.config, self.obs

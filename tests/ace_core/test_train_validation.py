@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from ace_core.agents.spec import load_agent
-from ace_core.checkpoint import load_checkpoint
+from ace_core.checkpoint import days_learned, load_checkpoint, validated_file
 from ace_core.config import TrainConfig
 from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
@@ -95,6 +95,27 @@ def test_a_run_directory_loads_its_best_policy_and_a_file_loads_that_file(valida
     assert _same(load_agent(f"sac:{out}", env).sac.actor.state_dict(), best)
     assert _same(load_agent(f"sac-checked:{out}:3", env).sac.actor.state_dict(), best)
     assert _same(load_agent(f"sac:{out / 'checkpoint.pt'}", env).sac.actor.state_dict(), last)
+
+
+def test_a_run_keeping_its_validated_policies_holds_each_one_and_trains_as_without(validated_run, tmp_path):
+    out, sink, result = validated_run
+    kept = tmp_path / "kept"
+    run(TrainConfig(**{**VALIDATED, "validation_keep": True}), kept, MemorySink())
+    validations = [m.values for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    decisions = [int(v["eval/validation_decisions"]) for v in validations]
+    assert len(decisions) > 2 and sorted(p.name for p in (kept / "validated").iterdir()) == sorted(
+        f"decisions-{d}.pt" for d in decisions
+    )
+    for d, values in zip(decisions, validations):
+        state = load_checkpoint(validated_file(kept, d))
+        assert state["validation"]["survival"] == values["eval/validation_survival"]
+        assert "buffer" not in state  # a policy file, as best.pt
+    assert _same(_actor(validated_file(kept, result.best_decisions)), _actor(out / "best.pt"))
+    assert _same(_actor(kept / "best.pt"), _actor(out / "best.pt"))  # the run is the one without
+    first = validated_file(kept, decisions[0])
+    assert days_learned(first) == days_learned(kept) is not None  # evaluations refuse its days too
+    env = make_env("l2rpn_case14_sandbox")
+    assert _same(load_agent(f"sac:{first}", env).sac.actor.state_dict(), _actor(first))
 
 
 def test_validation_leaves_training_exactly_as_without_it(validated_run, tmp_path):

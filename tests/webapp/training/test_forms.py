@@ -26,6 +26,7 @@ def test_the_launch_form_groups_each_setting_under_its_sections_title():
         "validation_attack_seeds",
         "validation_decides",
         "validation_floor",
+        "validation_keep",
     )
     form = TrainConfigForm()
     assert [title for title, _ in form.advanced_groups()] == [t for t in FORM_GROUPS if t not in MAIN_GROUPS]
