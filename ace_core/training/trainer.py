@@ -239,8 +239,13 @@ class Trainer:
         self.validated_at = self.decisions
         self.sink.emit(MetricsEvent(step=self.step, values=result.metrics()))
         # policy files (no buffer, no loop): what evaluation and deployment load
-        policy = {"config": self.config.full_dict(), "space": self.space, "features": self.features}
-        policy |= {"sac": self.sac, "validation": result.as_dict()}
+        policy = {
+            "config": self.config.full_dict(),
+            "space": self.space,
+            "features": self.features,
+            "sac": self.sac,
+            "validation": result.as_dict(),
+        }
         if self.config.validation.keep:
             write_checkpoint(validated_file(self.out_dir, self.decisions), **policy)
         if self.choice.prefers(result.metrics(), self.best.metrics() if self.best else None):
