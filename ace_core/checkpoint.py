@@ -101,7 +101,7 @@ def days_learned(path: Path) -> list[str] | None:
     ``validated/`` included) learned from; None for a run made before runs named them."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
-    if not path.is_dir() and folder.name == VALIDATED_DIR:
+    if folder != path and folder.name == VALIDATED_DIR:  # a kept policy: its run's days
         folder = folder.parent
     found = folder / DAYS_NAME
     try:
