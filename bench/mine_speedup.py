@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from ace_core.imitation.mining import MineSpec, mine  # noqa: E402
+from ace_core.workers import Workers  # noqa: E402
 
 
 def main() -> None:
@@ -47,7 +48,7 @@ def main() -> None:
         for run, workers in enumerate(int(w) for w in args.workers.split(",")):
             out = Path(tmp) / f"run{run}-w{workers}"  # a fresh mine each time, never the cache
             started = time.perf_counter()
-            summary = mine(spec, out, workers=workers, log=lambda text: None)
+            summary = mine(spec, out, workers=Workers(workers), log=lambda text: None)
             wall = time.perf_counter() - started
             with np.load(out / "dataset.npz") as data:
                 actions.append(data["action"].copy())

@@ -16,6 +16,7 @@ from ace_core.cli.flags import (
     add_grid_seed_flags,
     config_from,
     grid_seeds,
+    workers_of,
 )
 from ace_core.errors import ConfigError
 
@@ -57,8 +58,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         opponent=args.opponent,
         episode_length=args.episode_length,
         demand_scale=args.demand_scale,
-        workers=args.workers,
-        ray_address=args.ray_address,
+        workers=workers_of(args),
     )
     if not args.verbose:
         report = {k: v for k, v in report.items() if k != "episodes"}
@@ -155,8 +155,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         episode_length=args.episode_length,
         command=command_line(),
         demand_scale=args.demand_scale,
-        workers=args.workers,
-        ray_address=args.ray_address,
+        workers=workers_of(args),
     )
     print(json.dumps(rows, indent=2))
     return 0
@@ -211,8 +210,7 @@ def cmd_stress(args: argparse.Namespace) -> int:
         nb_episode=args.episodes,
         episode_length=args.episode_length,
         command=command_line(),
-        workers=args.workers,
-        ray_address=args.ray_address,
+        workers=workers_of(args),
     )
     print((Path(args.out) / "stress.md").read_text())
     return 0 if cells else 2

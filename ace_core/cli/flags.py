@@ -15,6 +15,7 @@ from typing import Any
 from ace_core.config import TrainConfig, config_fields
 from ace_core.config.checks import class_field_docs
 from ace_core.errors import ConfigError
+from ace_core.workers import Workers
 
 SPLITS = ("train", "validation", "test")
 
@@ -156,6 +157,11 @@ def add_fanout_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray-address", default=None, help="HOST:PORT, ray://HOST:PORT or auto to play on a Ray cluster"
     )
+
+
+def workers_of(args: argparse.Namespace) -> Workers:
+    """Where the command's episodes play, from ``--workers`` and ``--ray-address``."""
+    return Workers(args.workers, args.ray_address)
 
 
 def add_grid_seed_flags(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from ace_core.cli.flags import SPLITS, DefaultsFormatter, add_dataclass_flags, from_args
+from ace_core.cli.flags import SPLITS, DefaultsFormatter, add_dataclass_flags, from_args, workers_of
 
 MINE_HELP = {
     "env": None,
@@ -77,7 +77,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
     from ace_core.imitation.mining import MineSpec, mine
 
     spec = from_args(MineSpec, args)
-    summary = mine(spec, Path(args.out) if args.out else None, args.workers, args.ray_address)
+    summary = mine(spec, Path(args.out) if args.out else None, workers_of(args))
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -190,7 +190,7 @@ def cmd_dagger(args: argparse.Namespace) -> int:
         clone=from_args(CloneConfig, args),
         hidden=args.hidden,
     )
-    print(json.dumps(run_dagger(spec, Path(args.out), args.workers, args.ray_address), indent=2))
+    print(json.dumps(run_dagger(spec, Path(args.out), workers_of(args)), indent=2))
     return 0
 
 

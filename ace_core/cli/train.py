@@ -8,7 +8,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from ace_core.cli.flags import DefaultsFormatter, add_config_flags, config_from
+from ace_core.cli.flags import DefaultsFormatter, add_config_flags, config_from, workers_of
 from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 
@@ -44,10 +44,7 @@ def add_train(sub) -> None:
 def cmd_train(args: argparse.Namespace) -> int:
     if args.steps is not None and args.steps <= 0:
         raise ConfigError(f"--steps {args.steps} must be a positive number of environment steps")
-    if args.workers < 1:
-        raise ConfigError(
-            f"--workers {args.workers} must be at least 1 (Ray worker processes for the run's mines and validations)"
-        )
+    workers = workers_of(args)
     if args.resume and args.recipe:
         raise ConfigError(
             "--recipe does not apply to --resume: a resume continues with the run's own settings"
@@ -58,14 +55,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = config_from(args)
     if args.resume:
         config = _resumed_config(args, out)
-    if args.ray_address:  # joined before anything is written; the run's mines and validations use it
-        from ace_core.imitation.ray_mining import check_ray_address, start_ray
-
-        check_ray_address(args.ray_address)
-        start_ray(args.workers, args.ray_address)
-    result = run(
-        config, out, resume=args.resume, logs=True, workers=args.workers, ray_address=args.ray_address
-    )
+    if workers.address:  # joined before anything is written; the run's mines and validations use it
+        workers.check()
+        workers.start()
+    result = run(config, out, resume=args.resume, logs=True, workers=workers)
     print(json.dumps(result.as_dict()))
     return 0
 

@@ -6,8 +6,8 @@ alone (decision times, simulations, decisions; summed by :func:`merge_stats`) an
 EpisodeData files as bytes, so the driver writes them wherever the player ran (workers of a
 cluster share no disk).
 
-:func:`play_batches_on_ray` gives the episodes to ``workers`` actors (local by default, a cluster with
-``ray_address``), as a mine does (:mod:`ace_core.imitation.ray_mining`). Every episode is played
+:func:`play_batches_on_ray` gives the episodes to ``workers``' actors (local by default, a cluster
+with an address, :class:`ace_core.workers.Workers`), as a mine does (:mod:`ace_core.imitation.ray_mining`). Every episode is played
 with its own seeds from a freshly reset env, so the figures are those of one process, in the same
 order. A worker that dies loses only the episode it was playing, which goes to a new worker (at
 most ``MAX_ATTEMPTS`` times). Inside :func:`ray_started` (a table, the stress table) the actors
@@ -36,6 +36,7 @@ from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.opponents import attacks_in
 from ace_core.grid.scenarios import Scenario, scenarios
+from ace_core.workers import Workers
 
 MAX_ATTEMPTS = 3
 PLAYERS_KEPT = 2
@@ -153,32 +154,25 @@ def play_here(player: EpisodePlayer, jobs: list[Job], keep_files: bool) -> list[
 
 
 @contextlib.contextmanager
-def ray_started(workers: int, ray_address: str | None = None) -> Iterator[None]:
-    """Ray up for the block when the episodes go to it (``workers`` > 1 or a cluster), started
-    once for several evaluations (a table, the stress table) rather than once for each; the
-    actors of its first evaluation play the next ones too and die with the block."""
+def ray_started(workers: Workers) -> Iterator[None]:
+    """Ray up for the block when the episodes go to it (``workers.on_ray``), started once for
+    several evaluations (a table, the stress table) rather than once for each; the actors of its
+    first evaluation play the next ones too and die with the block."""
     global _kept
-    if (workers <= 1 and not ray_address) or _kept is not None:  # no Ray, or inside a block already
+    if not workers.on_ray or _kept is not None:  # no Ray, or inside a block already
         yield
         return
     import ray
 
-    from ace_core.imitation.ray_mining import check_ray_address, start_ray
-
-    if ray_address:
-        check_ray_address(ray_address)
-    started_here = not ray.is_initialized()
-    if started_here:
-        start_ray(workers, ray_address)
-    _kept = []  # play_batches_on_ray leaves its actors here for the next evaluation
-    try:
-        yield
-    finally:
-        for actor in _kept:
-            ray.kill(actor)
-        _kept = None
-        if started_here:
-            ray.shutdown()
+    workers.check()
+    with workers.ray_up():
+        _kept = []  # play_batches_on_ray leaves its actors here for the next evaluation
+        try:
+            yield
+        finally:
+            for actor in _kept:
+                ray.kill(actor)
+            _kept = None
 
 
 Batch = tuple[dict, list[Job]]
@@ -191,31 +185,31 @@ last one is played, and the seconds from its first episode's start to its last o
 def play_batches_on_ray(
     batches: list[Batch],
     keep_files: bool,
-    workers: int,
-    ray_address: str | None = None,
+    workers: Workers,
     done: BatchDone | None = None,
     log: Callable[[str], None] = print,
 ) -> list[tuple[list[Played], float]]:
-    """The jobs of several evaluations on ``workers`` Ray actors, as one queue: a worker free at
+    """The jobs of several evaluations on ``workers``' Ray actors, as one queue: a worker free at
     the end of one evaluation starts the next instead of waiting for the last episode of the
     first. Each batch's (episodes, seconds) in the order of ``batches``, also given to ``done``
     as soon as the batch is complete (so a table writes each report as it comes)."""
+    workers.check()
+    with workers.ray_up():
+        return _play_queue(batches, keep_files, workers.count, done, log)
+
+
+def _play_queue(
+    batches: list[Batch], keep_files: bool, count: int, done: BatchDone | None, log: Callable[[str], None]
+) -> list[tuple[list[Played], float]]:
     import ray
 
-    from ace_core.imitation.ray_mining import check_ray_address, start_ray
-
-    if ray_address:
-        check_ray_address(ray_address)
-    started_here = not ray.is_initialized()
-    if started_here:
-        start_ray(workers, ray_address)
     queue = [
         (b, j, settings, job) for b, (settings, jobs) in enumerate(batches) for j, job in enumerate(jobs)
     ]
     actor_class = ray.remote(num_cpus=1)(RayEpisodePlayer)
     kept = _kept is not None  # inside ray_started: reuse its actors and leave them there
     actors = list(_kept) if kept else []
-    actors += [actor_class.remote() for _ in range(min(workers, len(queue)) - len(actors))]
+    actors += [actor_class.remote() for _ in range(min(count, len(queue)) - len(actors))]
     idle, pending, running = list(actors), list(queue), {}
     results: list[dict[int, Played]] = [{} for _ in batches]
     first_start: dict[int, float] = {}
@@ -258,8 +252,6 @@ def play_batches_on_ray(
         else:
             for actor in actors:
                 ray.kill(actor)
-        if started_here:
-            ray.shutdown()
     return [(_in_order(results[batch]), seconds[batch]) for batch in range(len(batches))]
 
 

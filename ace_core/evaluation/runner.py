@@ -2,7 +2,7 @@
 
 Each scenario of the chosen split runs once per seed with ``Runner.run`` (its own folder, since
 the Runner names episode folders by chronic and our scenarios cut one chronic into many), in this
-process or on Ray actors (``workers``, ``ray_address``: :mod:`ace_core.evaluation.episodes`); the
+process or on Ray actors (``workers``: :mod:`ace_core.evaluation.episodes`); the
 EpisodeData it writes opens with ``grid2op.Episode.EpisodeData.from_disk``. The report gives per
 episode steps survived and reward, the mean survival fraction, decision time p50/p95 and simulate
 calls (in all and per step), the agent's decisions (steps where max rho reached its threshold)
@@ -44,7 +44,7 @@ from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, Scenario, learned_in, scenarios
-from ace_core.imitation.ray_mining import check_ray_address
+from ace_core.workers import HERE, Workers
 
 STEPS_PER_DAY = 288
 """5-minute steps in a day"""
@@ -182,23 +182,20 @@ def evaluate(
     nb_episode: int | None = None,
     out_dir: Path | None = None,
     *,
-    workers: int = 1,
-    ray_address: str | None = None,
+    workers: Workers = HERE,
     **settings,
 ) -> dict:
     """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed, in
-    this process or (``workers`` > 1, or ``ray_address``) on Ray actors, with the same figures.
-    ``settings``: :func:`prepare`'s (seeds, score, opponent, episode_length, demand_scale)."""
-    if workers < 1:
-        raise ConfigError(f"workers={workers} must be at least 1")
-    on_ray = workers > 1 or bool(ray_address)
-    evaluation = prepare(env_name, agent_spec, split, nb_episode, out_dir, keep_player=not on_ray, **settings)
-    if ray_address:
-        check_ray_address(ray_address)  # before anything is played
-    if not on_ray:
+    this process or on ``workers``' Ray actors, with the same figures. ``settings``:
+    :func:`prepare`'s (seeds, score, opponent, episode_length, demand_scale)."""
+    evaluation = prepare(
+        env_name, agent_spec, split, nb_episode, out_dir, keep_player=not workers.on_ray, **settings
+    )
+    workers.check()  # before anything is played
+    if not workers.on_ray:
         return evaluation.run_here()
     ((played, seconds),) = play_batches_on_ray(
-        [(evaluation.settings, evaluation.jobs)], evaluation.keep_files, workers, ray_address
+        [(evaluation.settings, evaluation.jobs)], evaluation.keep_files, workers
     )
     return evaluation.finish(played, seconds)
 

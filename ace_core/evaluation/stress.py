@@ -28,6 +28,7 @@ from pathlib import Path
 from ace_core.errors import ConfigError
 from ace_core.grid.opponents import ATTACKED_LINES
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
+from ace_core.workers import HERE, Workers
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,7 @@ def run_stress(
     nb_episode: int | None = None,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     command: str = "",
-    workers: int = 1,
-    ray_address: str | None = None,
+    workers: Workers = HERE,
 ) -> list[dict]:
     """Every agent on every row; writes ``stress.csv`` and ``stress.md`` and returns the cells."""
     # here, not at the top: the CLI's parser reads ROW_NAMES without loading grid2op or torch
@@ -109,7 +109,7 @@ def run_stress(
         )
         for row in played
     ]
-    tables = run_tables(plans, workers, ray_address)  # on Ray, every row's episodes in one queue
+    tables = run_tables(plans, workers)  # on Ray, every row's episodes in one queue
     cells = [{"row": row.name, **cell} for row, table in zip(played, tables) for cell in table]
     _write_csv(out / "stress.csv", cells)
     settings = {"env": env, "split": split, "seeds": list(seeds), "nb_episode": nb_episode}

@@ -37,6 +37,7 @@ from ace_core.evaluation.runner import REPORT_NAME, Evaluation, prepare
 from ace_core.grid.demand import check_demand_scale
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
+from ace_core.workers import HERE, Workers
 
 COLUMNS = (
     "agent",
@@ -166,24 +167,20 @@ def plan_table(
     return TablePlan(groups, specs, wanted, Path(out), command)
 
 
-def run_table(
-    env: str, agents: str, out: Path, *, workers: int = 1, ray_address: str | None = None, **settings
-) -> list[dict]:
+def run_table(env: str, agents: str, out: Path, *, workers: Workers = HERE, **settings) -> list[dict]:
     """Evaluate every agent (reusing finished reports), then write ``table.csv`` and ``table.md``;
-    ``workers`` and ``ray_address`` fan the agents' episodes out to Ray actors. ``settings``:
+    ``workers`` fans the agents' episodes out to Ray actors. ``settings``:
     :func:`plan_table`'s (split, seeds, nb_episode, opponent, episode_length, command,
     demand_scale)."""
-    return run_tables([plan_table(env, agents, out, **settings)], workers, ray_address)[0]
+    return run_tables([plan_table(env, agents, out, **settings)], workers)[0]
 
 
-def run_tables(plans: list[TablePlan], workers: int = 1, ray_address: str | None = None) -> list[list[dict]]:
+def run_tables(plans: list[TablePlan], workers: Workers = HERE) -> list[list[dict]]:
     """Several tables' agents evaluated (on Ray: every episode of every table in one queue), then
     each table written; the rows of each."""
-    with ray_started(workers, ray_address):
+    with ray_started(workers):
         reports = _reports(
-            [(plan.folder(spec), spec, plan.wanted) for plan in plans for spec in plan.specs],
-            workers,
-            ray_address,
+            [(plan.folder(spec), spec, plan.wanted) for plan in plans for spec in plan.specs], workers
         )
     tables = []
     for plan in plans:
@@ -202,7 +199,7 @@ Wanted = tuple[Path, str, dict]
 """(report folder, agent spec, the table's settings)"""
 
 
-def _reports(wanted: list[Wanted], workers: int, ray_address: str | None) -> dict[Path, dict]:
+def _reports(wanted: list[Wanted], workers: Workers) -> dict[Path, dict]:
     """Each report by its folder: reused from an earlier run of the same table, or evaluated now,
     here one after the other, or on Ray all in one queue (each written as soon as it is complete,
     so an interrupted table resumes from there)."""
@@ -212,8 +209,8 @@ def _reports(wanted: list[Wanted], workers: int, ray_address: str | None) -> dic
         if (folder / REPORT_NAME).exists()
     }
     missing = [(folder, spec, settings) for folder, spec, settings in wanted if folder not in reports]
-    if workers > 1 or ray_address:
-        _evaluate_on_ray(missing, workers, ray_address)
+    if workers.on_ray:
+        _evaluate_on_ray(missing, workers)
     else:
         for folder, spec, settings in missing:
             _prepare(folder, spec, settings, keep_player=True).run_here()
@@ -221,7 +218,7 @@ def _reports(wanted: list[Wanted], workers: int, ray_address: str | None) -> dic
     return reports
 
 
-def _evaluate_on_ray(missing: list[Wanted], workers: int, ray_address: str | None) -> None:
+def _evaluate_on_ray(missing: list[Wanted], workers: Workers) -> None:
     """The evaluations' episodes in one queue on Ray; each report written as soon as its
     evaluation is complete. An agent is loaded here once per grid, to refuse a bad spec before
     anything is played."""
@@ -237,7 +234,7 @@ def _evaluate_on_ray(missing: list[Wanted], workers: int, ray_address: str | Non
         print(f"[{time.strftime('%H:%M:%S')}] {evaluations[index].out_dir} done", flush=True)
 
     if evaluations:
-        play_batches_on_ray([(e.settings, e.jobs) for e in evaluations], True, workers, ray_address, done)
+        play_batches_on_ray([(e.settings, e.jobs) for e in evaluations], True, workers, done)
 
 
 def _prepare(

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ace_core.errors import ConfigError
 from ace_core.imitation.cloning import CloneConfig
+from ace_core.workers import HERE, Workers
 
 RESULT_NAME = "dagger.json"
 
@@ -140,9 +141,7 @@ def copy_atomic(source: Path, target: Path) -> None:
     os.replace(tmp.name, target)
 
 
-def run_dagger(
-    spec: DaggerSpec, out: Path, workers: int = 1, ray_address: str | None = None, log=None
-) -> dict:
+def run_dagger(spec: DaggerSpec, out: Path, workers: Workers = HERE, log=None) -> dict:
     """Run (or resume) the DAgger loop of the module docstring; returns what dagger.json holds."""
     from ace_core.checkpoint import CHECKPOINT_NAME
     from ace_core.grid.action_set import write_json_atomic
@@ -171,7 +170,7 @@ def run_dagger(
         entry: dict = {"round": r, "dir": str(run)}
         if r > 0:
             mine_spec = round_spec(spec, saved, out / f"round-{r - 1}")
-            summary = mine(mine_spec, out / f"mine-{r}", workers, ray_address, log)
+            summary = mine(mine_spec, out / f"mine-{r}", workers, log)
             datasets.append(out / f"mine-{r}")
             entry["mine"] = {k: summary[k] for k in ("dir", "episodes", "decisions", "steps", "game_overs")}
         if (run / CHECKPOINT_NAME).exists():

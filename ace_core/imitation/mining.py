@@ -24,7 +24,7 @@ on disk the driver writes
 reused by every run that asks for the same env, split, expert and episodes. ``mine.json`` holds
 the settings; a directory holding another mine is refused.
 
-Ray starts locally by default (``ray.init(num_cpus=workers)``); ``--ray-address`` joins a
+Ray starts locally by default (``ray.init(num_cpus=workers)``, :mod:`ace_core.workers`); ``--ray-address`` joins a
 cluster (``ray start --head`` on one machine, ``ray start --address=HEAD:6379`` on the others,
 then ``--ray-address HEAD:6379`` or ``auto``); every machine needs this package and the env.
 """
@@ -58,7 +58,8 @@ from ace_core.imitation.mine_files import (  # noqa: F401 - MineError and episod
     finished,
     read_summary,
 )
-from ace_core.imitation.ray_mining import check_ray_address, run_with_ray, start_ray  # noqa: F401
+from ace_core.imitation.ray_mining import run_with_ray
+from ace_core.workers import HERE, Workers
 
 MINE_FORMAT = 1
 
@@ -253,15 +254,10 @@ def claim_dir(out: Path, spec: MineSpec) -> bool:
     return False
 
 
-def mine(
-    spec: MineSpec, out: Path | None = None, workers: int = 1, ray_address: str | None = None, log=None
-) -> dict:
-    """Run (or resume, or reuse) the mine of ``spec``; returns its summary."""
+def mine(spec: MineSpec, out: Path | None = None, workers: Workers = HERE, log=None) -> dict:
+    """Run (or resume, or reuse) the mine of ``spec`` on ``workers``; returns its summary."""
     log = log or (lambda text: print(text, file=sys.stderr, flush=True))
-    if workers < 1:
-        raise MineError(f"--workers {workers} must be at least 1")
-    if ray_address:
-        check_ray_address(ray_address)
+    workers.check()
     episodes, space, features, player = prepare(spec)
     out = (Path(out) if out else spec.default_dir()).resolve()  # Ray workers have their own cwd
     created = not out.exists()
@@ -272,10 +268,10 @@ def mine(
         (out / "episodes").mkdir(exist_ok=True)
         todo = [(s, seed) for s, seed in episodes if not episode_file(out, s, seed).exists()]
         log(
-            f"mining {spec.env}: {len(episodes)} episodes, {len(episodes) - len(todo)} already on disk, {workers} workers"
+            f"mining {spec.env}: {len(episodes)} episodes, {len(episodes) - len(todo)} already on disk, {workers.count} workers"
         )
         started = time.perf_counter()
-        played = run_with_ray(EpisodeWorker, spec, out, todo, features, workers, ray_address, log, player)
+        played = run_with_ray(EpisodeWorker, spec, out, todo, features, workers, log, player)
         return finish(spec, out, space, episodes, played, time.perf_counter() - started)
     except BaseException:
         if created and not any((out / "episodes").glob("*.npz")):

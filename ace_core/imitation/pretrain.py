@@ -38,16 +38,15 @@ from ace_core.events import EventSink, MetricsEvent
 from ace_core.grid.action_space import ActionSpace
 from ace_core.imitation.data import check_dataset, load_dataset
 from ace_core.rl.rng_state import preserved_rng
+from ace_core.workers import HERE, Workers
 
 PRETRAIN_DIR = "pretrain"
 
 
 class ImitationStart:
-    def __init__(
-        self, config: TrainConfig, out_dir: Path, workers: int = 1, ray_address: str | None = None
-    ) -> None:
+    def __init__(self, config: TrainConfig, out_dir: Path, workers: Workers = HERE) -> None:
         self.config = config
-        self.workers, self.ray_address = workers, ray_address
+        self.workers = workers
         self.dir = Path(out_dir) / PRETRAIN_DIR
         self.checkpoint = self.dir / CHECKPOINT_NAME
 
@@ -144,7 +143,7 @@ class ImitationStart:
         decisions = 0
         for spec, out in zip(self._specs(), outs):
             with preserved_rng():
-                decisions += mine(spec, out, self.workers, self.ray_address, progress)["decisions"]
+                decisions += mine(spec, out, self.workers, progress)["decisions"]
         sink.emit(
             MetricsEvent(
                 step=0, values={"pretrain/mining": 1.0, "pretrain/mined_decisions": float(decisions)}

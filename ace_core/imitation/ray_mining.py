@@ -7,76 +7,37 @@ that dies loses only the episode it was playing, which goes to a new worker (at 
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 from collections import Counter
 from pathlib import Path
 
 from ace_core.imitation.data import save_npz_atomic
 from ace_core.imitation.mine_files import MineError, episode_file, marker, write_marker
+from ace_core.workers import Workers
 
 MAX_ATTEMPTS = 3
 
 
-def check_ray_address(address: str) -> None:
-    """Fail at once (a few seconds) on a cluster address nothing answers; ray.init would wait minutes."""
-    if address == "auto":
-        return
-    host_port = address.removeprefix("ray://").rstrip("/")
-    host, _, port = host_port.rpartition(":")
-    if not host or not port.isdigit():
-        raise MineError(f"--ray-address {address!r} is not HOST:PORT, ray://HOST:PORT or auto")
-    try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as exc:
-        raise MineError(
-            f"no Ray cluster answers at {address} ({exc}); start one with `ray start --head` "
-            "or leave --ray-address out to run on this machine"
-        ) from None
-
-
-def start_ray(workers: int, ray_address: str | None = None) -> None:
-    """Join the cluster at ``ray_address``, or start Ray here with ``workers`` CPUs."""
-    import ray
-
-    # local workers import this package the way the driver does
-    root = str(Path(__file__).resolve().parents[2])
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    # Ray starts its workers at niceness 15; a local mine is the job asked for, so its workers
-    # run at the driver's priority (on a busy machine niced workers got a tenth of a core)
-    os.environ.setdefault("RAY_worker_niceness", "0")
-    options = {"address": ray_address} if ray_address else {"num_cpus": workers}
-    try:
-        ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    except ConnectionError as exc:  # it answers but refuses us: most often its token authentication
-        raise MineError(
-            f"cannot join the Ray cluster at {ray_address} ({exc}); a cluster with token "
-            "authentication needs RAY_AUTH_MODE=token here, and its token (`ray get-auth-token` "
-            "on its head) in ~/.ray/auth_token or RAY_AUTH_TOKEN"
-        ) from exc
-
-
-def run_with_ray(
-    worker_class, spec, out: Path, todo, features, workers: int, ray_address, log, player=None
-) -> int:
-    """Play ``todo`` on ``workers`` Ray actors of ``worker_class`` (a mine's episode worker);
+def run_with_ray(worker_class, spec, out: Path, todo, features, workers: Workers, log, player=None) -> int:
+    """Play ``todo`` on ``workers``' Ray actors of ``worker_class`` (a mine's episode worker);
     returns how many episodes were played."""
     if not todo:
         return 0
-    import ray
-
     for stale in (out / "episodes").glob("*.playing*"):  # and a marker cut short
         stale.unlink()  # left by a mine that stopped: those episodes are played again
-    started_here = not ray.is_initialized()
-    if started_here:
-        start_ray(workers, ray_address)
+    with workers.ray_up():
+        return _play(worker_class, spec, out, todo, features, workers.count, log, player)
+
+
+def _play(worker_class, spec, out: Path, todo, features, count: int, log, player) -> int:
+    import ray
+
     actor_class = ray.remote(num_cpus=1)(worker_class)
     pending = list(todo)
     attempts: Counter = Counter()
     running: dict = {}
     player = ray.put(player) if player is not None else None  # sent once, shared by the workers
-    actors = [actor_class.remote(spec, features, player) for _ in range(min(workers, len(todo)))]
+    actors = [actor_class.remote(spec, features, player) for _ in range(min(count, len(todo)))]
     idle = list(actors)  # every actor ever started is in ``actors``, to be stopped at the end
     done_count, decisions, clock = 0, 0, time.perf_counter()
     try:
@@ -121,6 +82,4 @@ def run_with_ray(
     finally:
         for actor in actors:
             ray.kill(actor)
-        if started_here:
-            ray.shutdown()
     return done_count

@@ -17,6 +17,7 @@ from ace_core.kernels import kernels_in_force
 from ace_core.training.extensions import ExtensionFactory, extensions_for
 from ace_core.training.tensorboard import TensorBoardSink
 from ace_core.training.trainer import Trainer, TrainResult
+from ace_core.workers import HERE, Workers
 
 
 def run(
@@ -26,8 +27,7 @@ def run(
     resume: bool = False,
     extensions: ExtensionFactory = extensions_for,
     logs: bool = False,
-    workers: int = 1,
-    ray_address: str | None = None,
+    workers: Workers = HERE,
 ) -> TrainResult:
     """Train the run of ``config`` in ``out``, or with ``resume`` continue it from its checkpoint
     (and drop the log lines written after it, which it writes again).
@@ -37,11 +37,11 @@ def run(
     and whether a refinement is approved; TensorBoard files, and with ``logs`` the JSON lines
     logs of the command line, are written beside. ``extensions`` builds the run's extensions
     (:func:`~ace_core.training.extensions.extensions_for`: those the config asks for).
-    ``workers``: the Ray workers that mine the run's own mines (``pretrain_mine=auto``) and play
-    its validations, on the Ray cluster at ``ray_address`` if given (else started here); the mines,
-    the validations and so the run are the same whatever their number and place."""
+    ``workers``: where the run's own mines (``pretrain_mine=auto``) and its validations play (Ray
+    actors here or on a cluster); the mines, the validations and so the run are the same whatever
+    their number and place."""
     out = Path(out)
-    trainer = Trainer(config, out, extensions=extensions, workers=workers, ray_address=ray_address)
+    trainer = Trainer(config, out, extensions=extensions, workers=workers)
     # opened in append mode: the resume's truncation of the same files, before the first event,
     # leaves the logs as if they had been opened after it
     files = [*([JsonlSink(out)] if logs else []), TensorBoardSink(out)]

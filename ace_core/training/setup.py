@@ -41,6 +41,7 @@ from ace_core.imitation.pretrain import ImitationStart
 from ace_core.rl.buffer import ReplayBuffer
 from ace_core.rl.sac import SAC
 from ace_core.training.validation import Validator
+from ace_core.workers import HERE, Workers
 
 
 @dataclass
@@ -68,12 +69,10 @@ class RunParts:
     """the teacher's decisions, cloned by the anchor term beside the mined ones (``teacher_anchor``)"""
 
 
-def build_parts(
-    config: TrainConfig, out_dir: Path, workers: int = 1, ray_address: str | None = None
-) -> RunParts:
+def build_parts(config: TrainConfig, out_dir: Path, workers: Workers = HERE) -> RunParts:
     """The run's pieces, in the order that fixes what the seeds give (see the module docstring);
-    ``workers``: the Ray workers of the imitation start's own mines (``pretrain_mine=auto``) and of
-    the validations, on the cluster at ``ray_address`` if given."""
+    ``workers``: where the imitation start's own mines (``pretrain_mine=auto``) and the
+    validations play."""
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
     random.seed(config.seed)
@@ -82,7 +81,7 @@ def build_parts(
     space = build_action_space(env)
     if config.action_subset:
         space = space.restrict_to_file(config.action_subset)
-    imitation = ImitationStart(config, out_dir, workers, ray_address) if config.pretrain.mine else None
+    imitation = ImitationStart(config, out_dir, workers) if config.pretrain.mine else None
     cloned = imitation is not None and imitation.done()  # by an earlier attempt of this run
     where = str(imitation.checkpoint) if cloned else config.init_from
     start, space = start_state(where, space)
@@ -92,7 +91,7 @@ def build_parts(
     train_days = scenarios(env, "train", config.episode_length)
     if not train_days:
         raise ConfigError(f"env {config.env!r} has no train scenarios; pick an env with more chronics")
-    validator = validator_for(config, env, space, workers, ray_address)
+    validator = validator_for(config, env, space, workers)
     cloning_first = imitation is not None and not cloned
     anchor = None if cloning_first else anchor_for(config, env, space, features, imitation)
     sac = SAC(features.size, space, config.sac)
@@ -174,9 +173,7 @@ def write_run_days(
     return write_days_learned(out_dir, run_days(config, train_days, imitation))
 
 
-def validator_for(
-    config: TrainConfig, env, space: ActionSpace, workers: int = 1, ray_address: str | None = None
-) -> Validator | None:
+def validator_for(config: TrainConfig, env, space: ActionSpace, workers: Workers = HERE) -> Validator | None:
     """What plays the validation days every ``validate_every`` decisions; None when it is 0."""
     if not config.validation.every:
         return None
@@ -195,5 +192,4 @@ def validator_for(
         config.validation.opponent,
         config.validation.attack_seeds,
         workers,
-        ray_address,
     )

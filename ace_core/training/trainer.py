@@ -54,6 +54,7 @@ from ace_core.training.pending import Pending
 from ace_core.training.resume import restore, training_state, truncate_logs
 from ace_core.training.setup import RunParts, anchor_for, build_parts, start_from, start_state, write_run_days
 from ace_core.training.validation import Validation
+from ace_core.workers import HERE, Workers
 
 
 @dataclass
@@ -80,9 +81,9 @@ class TrainResult:
 
 class Trainer:
     """The loop of one run in ``out_dir``; ``extensions`` builds its extensions from the config and
-    the run's parts (:mod:`ace_core.training.extensions`); ``workers``: the Ray workers of its own
-    mines (``pretrain_mine=auto``) and validations, on the cluster at ``ray_address`` if given (else
-    started here); the run is the same whatever their number and place."""
+    the run's parts (:mod:`ace_core.training.extensions`); ``workers``: where its own mines
+    (``pretrain_mine=auto``) and validations play (Ray actors here or on a cluster); the run is the
+    same whatever their number and place."""
 
     def __init__(
         self,
@@ -90,14 +91,13 @@ class Trainer:
         out_dir: Path,
         sink: EventSink | None = None,
         extensions: ExtensionFactory = extensions_for,
-        workers: int = 1,
-        ray_address: str | None = None,
+        workers: Workers = HERE,
     ) -> None:
         self.config = config.validate()
         self.out_dir = Path(out_dir)
         self.sink = sink or NullSink()
-        self._make_extensions, self._ray = extensions, (workers, ray_address)
-        self._assemble(build_parts(self.config, self.out_dir, *self._ray))
+        self._make_extensions, self.workers = extensions, workers
+        self._assemble(build_parts(self.config, self.out_dir, self.workers))
         self.step = 0
         self.episode = 0
         self.decisions = 0
@@ -214,7 +214,7 @@ class Trainer:
         state, space = start_state(self.imitation.run(self.sink, len(self.scenarios)), self.space)
         if space is not self.space:
             self.env.close()
-            self._assemble(build_parts(self.config, self.out_dir, *self._ray))
+            self._assemble(build_parts(self.config, self.out_dir, self.workers))
             return
         self.features.load_state_dict(state["features"])
         start_from(self.sac, state, str(self.imitation.checkpoint))

@@ -22,9 +22,9 @@ hold ordinary ones (:mod:`ace_core.training.best_choice`).
 
 Validation has its own envs, one per copy of the days, and :func:`~ace_core.grid.scenarios.reset_to`
 starts each episode as a fresh env would, so a validation's figures do not depend on what was
-played before. With ``workers`` > 1 (a run's ``--workers``), or on a cluster (``ray_address``,
-a run's ``--ray-address``), its episodes are played on that many Ray actors
-(:mod:`ace_core.training.validation_ray`), with the same figures. It reads the
+played before. On Ray workers (a run's ``--workers`` > 1, or ``--ray-address``), its episodes
+are played on that many Ray actors (:mod:`ace_core.training.validation_ray`), with the same
+figures. It reads the
 networks without sampling and the trainer wraps it in
 :func:`~ace_core.rl.rng_state.preserved_rng`, so training goes on exactly as without it.
 """
@@ -43,6 +43,7 @@ from ace_core.rl.sac import SAC
 from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
 from ace_core.training.validation_episodes import Copy, Episode, play_episodes
 from ace_core.training.validation_ray import RayValidation
+from ace_core.workers import HERE, Workers
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,7 @@ class Validator:
         demand_scale: float = 1.0,
         opponent: str = "",
         attack_seeds: int = 0,
-        workers: int = 1,
-        ray_address: str | None = None,
+        workers: Workers = HERE,
     ) -> None:
         self.env_name = env_name
         self.space = space
@@ -102,8 +102,7 @@ class Validator:
         """an opponent profile the days as they are are also played under ("": none)"""
         self.attack_seeds = attack_seeds or seeds
         """grid seeds of the attacked copy"""
-        on_ray = workers > 1 or bool(ray_address)
-        self.ray = RayValidation(env_name, space, rho_threshold, workers, ray_address) if on_ray else None
+        self.ray = RayValidation(env_name, space, rho_threshold, workers) if workers.on_ray else None
         self.envs: dict[Copy, object] = {}
         """this process's env of each copy, kept between validations (as the Ray actors keep theirs)"""
 

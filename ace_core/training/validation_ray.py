@@ -19,6 +19,7 @@ from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.features import FeatureBuilder
 from ace_core.rl.sac import SAC
 from ace_core.training.validation_episodes import Copy, Episode, play_episodes
+from ace_core.workers import Workers
 
 
 class ValidationWorker:
@@ -50,11 +51,10 @@ class RayValidation:
         env_name: str,
         space: ActionSpace,
         rho_threshold: float,
-        workers: int,
-        ray_address: str | None = None,
+        workers: Workers,
     ) -> None:
         self.env_name, self.space, self.rho_threshold = env_name, space, rho_threshold
-        self.workers, self.ray_address = workers, ray_address
+        self.workers = workers
         self.actors: list = []
         self.started_ray = False
 
@@ -82,15 +82,13 @@ class RayValidation:
     def _start(self, sac: SAC, features: FeatureBuilder) -> None:
         import ray
 
-        from ace_core.imitation.ray_mining import start_ray
-
         if not ray.is_initialized():
-            start_ray(self.workers, self.ray_address)
+            self.workers.start()
             self.started_ray = True
         worker = ray.remote(num_cpus=1)(ValidationWorker)
         self.actors = [
             worker.remote(self.env_name, self.space, sac.config, features.size, self.rho_threshold)
-            for _ in range(self.workers)
+            for _ in range(self.workers.count)
         ]
 
     def close(self) -> None:

@@ -295,10 +295,10 @@ def local_ray():
     """Ray in local mode with two worker CPUs, shared by the mining tests."""
     import ray
 
-    from ace_core.imitation.mining import start_ray
+    from ace_core.workers import Workers
 
     if not ray.is_initialized():
-        start_ray(2)
+        Workers(2).start()
     yield ray
     ray.shutdown()
 
@@ -307,8 +307,9 @@ def local_ray():
 def mined(local_ray, tmp_path_factory):
     """(spec, directory, summary) of one complete tiny mine on two Ray workers."""
     from ace_core.imitation.mining import MineSpec, mine
+    from ace_core.workers import Workers
 
     spec = MineSpec(env=MINE_ENV, expert=MINE_EXPERT, episodes=3, episode_length=16)
     out = tmp_path_factory.mktemp("mine") / "rte14"
-    summary = mine(spec, out, workers=2, log=lambda text: None)
+    summary = mine(spec, out, workers=Workers(2), log=lambda text: None)
     return spec, out, summary

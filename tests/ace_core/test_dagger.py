@@ -15,6 +15,7 @@ from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.imitation.cloning import split_by_day
 from ace_core.imitation.data import concat_datasets, load_dataset, save_npz_atomic
 from ace_core.imitation.mining import MineSpec, episode_file, mine
+from ace_core.workers import Workers
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def player_mine(mined, player, tmp_path_factory):
         env=spec.env, expert=spec.expert, episodes=2, episode_length=spec.episode_length, player=str(player)
     )
     out = tmp_path_factory.mktemp("dagger-mine") / "rte14"
-    return dagger_spec, out, mine(dagger_spec, out, workers=2, log=lambda text: None)
+    return dagger_spec, out, mine(dagger_spec, out, workers=Workers(2), log=lambda text: None)
 
 
 def test_a_player_mine_plays_the_policy_and_labels_its_states_with_the_expert(player_mine, player):

@@ -18,6 +18,7 @@ from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.imitation.data import load_dataset
 from ace_core.imitation.mining import EpisodeWorker, MineSpec, episode_file, mine
+from ace_core.workers import Workers
 from tests.ace_core.opponent_state import attack_under_way
 
 
@@ -58,7 +59,7 @@ def test_a_mine_of_heavier_days_is_keyed_apart_and_replays_on_those_days(mined, 
     # a mine of the days as they are keeps its key (and cache directory)
     assert "demand_scale" not in spec.key() and heavy.key()["demand_scale"] == 1.2
     out = tmp_path / "heavy"
-    summary = mine(heavy, out, workers=1, log=lambda text: None)
+    summary = mine(heavy, out, workers=Workers(1), log=lambda text: None)
     assert json.loads((out / "mine.json").read_text())["demand_scale"] == 1.2
     # the recorded outcomes are those of the heavier days, not of the days as they are
     assert _replayed_decisions(out, heavy, make_env(spec.env, demand_scale=1.2)) > 0
@@ -109,14 +110,14 @@ def test_an_interrupted_mine_resumes_and_gives_the_same_dataset(mined, tmp_path)
     for name in ("summary.json", "dataset.npz", "action_set.json"):
         (copy / name).unlink()
     logs = []
-    summary = mine(spec, copy, workers=1, log=logs.append)
+    summary = mine(spec, copy, workers=Workers(1), log=logs.append)
     assert summary["episodes_played_now"] == 1
     assert any("2 already on disk" in line for line in logs)
     with np.load(out / "dataset.npz") as a, np.load(copy / "dataset.npz") as b:
         for key in ("features", "legal", "action", "cand_index", "cand_max_rho"):
             np.testing.assert_array_equal(a[key], b[key])
     # complete: asked again, nothing is played
-    assert mine(spec, copy, workers=1, log=logs.append)["episodes_played_now"] == 1
+    assert mine(spec, copy, workers=Workers(1), log=logs.append)["episodes_played_now"] == 1
     assert "reusing the complete mine" in logs[-1]
 
 
@@ -156,7 +157,7 @@ def test_a_worker_killed_mid_episode_loses_only_that_episode(mined, tmp_path):
     thread = threading.Thread(target=kill_first_player)
     thread.start()
     logs = []
-    summary = mine(spec, target, workers=2, log=logs.append)
+    summary = mine(spec, target, workers=Workers(2), log=logs.append)
     thread.join()
     assert killed and any("a worker died" in line for line in logs)
     assert summary["episodes"] == 3

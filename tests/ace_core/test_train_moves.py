@@ -20,6 +20,7 @@ from ace_core.grid.scenarios import reset_to, scenarios
 from ace_core.imitation.mining import MineSpec, mine
 from ace_core.training import run
 from ace_core.training.trainer import Trainer
+from ace_core.workers import Workers
 from tests.sandbox_settings import sandbox_settings
 
 ENV = "l2rpn_case14_sandbox"
@@ -35,7 +36,7 @@ SETTINGS = sandbox_settings(
 def flex_mine(tmp_path_factory):
     out = tmp_path_factory.mktemp("flex") / "mine"
     spec = MineSpec(env=ENV, expert=FLEX, episodes=3, episode_length=LENGTH, demand_scale=SCALE)
-    mine(spec, out, workers=1, log=lambda text: None)
+    mine(spec, out, workers=Workers(1), log=lambda text: None)
     return out
 
 

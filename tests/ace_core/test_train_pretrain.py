@@ -17,6 +17,7 @@ from ace_core.imitation.data import DatasetError
 from ace_core.kernels import kernels_in_force
 from ace_core.training import run
 from ace_core.training.trainer import Trainer
+from ace_core.workers import Workers
 from tests.ace_core.conftest import MINE_ENV
 from tests.sandbox_settings import sandbox_settings
 
@@ -129,8 +130,9 @@ def test_an_auto_mine_is_mined_on_the_runs_episode_length(tmp_path):
 
 def test_a_runs_own_mines_are_mined_on_the_workers_it_is_given(tmp_path):
     config = TrainConfig(**SHORT, pretrain_mine="auto")
-    assert Trainer(config, tmp_path / "one").imitation.workers == 1
-    assert Trainer(config, tmp_path / "two", workers=2).imitation.workers == 2  # train --workers 2
+    assert Trainer(config, tmp_path / "one").imitation.workers == Workers(1)
+    two = Workers(2)  # train --workers 2
+    assert Trainer(config, tmp_path / "two", workers=two).imitation.workers == two
 
 
 def test_auto_mines_the_heavier_days_too_each_in_the_mine_the_command_line_would_make(tmp_path):

@@ -19,6 +19,7 @@ from ace_core.training.setup import validator_for
 from ace_core.training.trainer import Trainer
 from ace_core.training.validation import Validator
 from ace_core.training.validation_episodes import play
+from ace_core.workers import Workers
 from tests.sandbox_settings import sandbox_settings
 
 # at rho_threshold 0.5 the sandbox asks the agent at every step: decisions == steps
@@ -224,7 +225,7 @@ def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ra
         raise AssertionError("a validation of the run on Ray workers was played in its own process")
 
     monkeypatch.setattr(Validator, "_play_here", not_here)
-    run(TrainConfig(**settings), tmp_path / "ray", on_ray, workers=2)
+    run(TrainConfig(**settings), tmp_path / "ray", on_ray, workers=Workers(2))
 
     def figures(sink):
         return [
@@ -248,7 +249,7 @@ def test_a_run_given_a_ray_address_plays_its_validations_on_that_cluster(local_r
         raise AssertionError("a validation of the run on a Ray cluster was played in its own process")
 
     monkeypatch.setattr(Validator, "_play_here", not_here)
-    run(TrainConfig(**settings), tmp_path / "cluster", on_cluster, workers=1, ray_address="auto")
+    run(TrainConfig(**settings), tmp_path / "cluster", on_cluster, workers=Workers(1, "auto"))
     assert local_ray.is_initialized()  # joined, not started and stopped by the run
 
     def figures(sink):
@@ -263,7 +264,7 @@ def test_a_validation_whose_actor_died_is_played_in_the_trainers_process(local_r
     config = TrainConfig(**{**VALIDATED, "validation_opponent": "storm"})
     sac = SAC(FeatureBuilder(sandbox).size, sandbox_space, config.sac)
     features = FeatureBuilder(sandbox)
-    here, on_ray = (validator_for(config, sandbox, sandbox_space, workers) for workers in (1, 2))
+    here, on_ray = (validator_for(config, sandbox, sandbox_space, Workers(count)) for count in (1, 2))
     expected = here(sac, features, 0, 0)
     assert on_ray(sac, features, 0, 0) == expected
     local_ray.kill(on_ray.ray.actors[0])

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ace_core.evaluation.runner import evaluate
+from ace_core.workers import Workers
 
 SAME = ("survival_mean", "reward_mean", "simulate_calls", "decisions", "real_action_share", "demand_scale")
 
@@ -42,7 +43,12 @@ def test_ray_evaluation_gives_the_figures_of_one_process_and_survives_a_dead_wor
     killer.start()
     try:
         fanned = evaluate(
-            "l2rpn_case14_sandbox", "greedy:16", "test", out_dir=tmp_path / "ray", workers=2, **settings
+            "l2rpn_case14_sandbox",
+            "greedy:16",
+            "test",
+            out_dir=tmp_path / "ray",
+            workers=Workers(2),
+            **settings,
         )
     finally:
         stop.set()
@@ -61,10 +67,13 @@ def test_the_evaluations_of_one_ray_block_share_their_actors(tmp_path):
     settings = dict(nb_episode=2, seeds=(0,), episode_length=24)
     agents = ("do-nothing", "greedy:16")
     here = {agent: evaluate("l2rpn_case14_sandbox", agent, "test", **settings) for agent in agents}
-    with episodes.ray_started(2), episodes.ray_started(2):  # a table inside the stress table
-        first = evaluate("l2rpn_case14_sandbox", agents[0], "test", workers=2, **settings)
+    with (
+        episodes.ray_started(Workers(2)),
+        episodes.ray_started(Workers(2)),
+    ):  # a table inside the stress table
+        first = evaluate("l2rpn_case14_sandbox", agents[0], "test", workers=Workers(2), **settings)
         actors = [actor._actor_id for actor in episodes._kept]
-        second = evaluate("l2rpn_case14_sandbox", agents[1], "test", workers=2, **settings)
+        second = evaluate("l2rpn_case14_sandbox", agents[1], "test", workers=Workers(2), **settings)
         assert [actor._actor_id for actor in episodes._kept] == actors and len(actors) == 2
     assert episodes._kept is None  # the block's end kills them
     for agent, fanned in zip(agents, (first, second)):
@@ -88,15 +97,15 @@ def test_several_evaluations_on_ray_are_one_queue_with_the_figures_of_one_proces
     stress = dict(rows="ordinary,attacks-4h", nb_episode=1, episode_length=36)
     here = run_stress("l2rpn_case14_sandbox", "do-nothing,greedy:16", tmp_path / "here", **stress)
     completed: list[int] = []
-    with episodes.ray_started(2):
+    with episodes.ray_started(Workers(2)):
         played = episodes.play_batches_on_ray(
             [(long.settings, long.jobs), (short.settings, short.jobs)],
             False,
-            2,
+            Workers(2),
             done=lambda index, _, seconds: completed.append(index),
         )
         fanned = run_stress(
-            "l2rpn_case14_sandbox", "do-nothing,greedy:16", tmp_path / "ray", workers=2, **stress
+            "l2rpn_case14_sandbox", "do-nothing,greedy:16", tmp_path / "ray", workers=Workers(2), **stress
         )
     assert completed == [1, 0]
     assert [[episode["scenario"] for episode, _, _ in batch] for batch, _ in played] == [

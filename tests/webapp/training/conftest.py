@@ -17,10 +17,11 @@ def finished_mine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]
     """(mine directory, summary) of a real mine, made by :func:`ace_core.imitation.mining.mine` with one
     Ray worker, in a mines folder of its own (point ``GRIDACE_MINES_DIR`` at its parent)."""
     from ace_core.imitation.mining import MineSpec, mine
+    from ace_core.workers import Workers
 
     spec = MineSpec(env=MINE_ENV, expert=MINE_EXPERT, episodes=1, seeds=1, episode_length=16)
     out = tmp_path_factory.mktemp("mines") / spec.default_dir().name
-    summary = mine(spec, out, workers=1, log=lambda text: None)
+    summary = mine(spec, out, workers=Workers(1), log=lambda text: None)
     return out, summary
 
 

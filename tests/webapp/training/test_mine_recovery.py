@@ -43,13 +43,14 @@ def _silent_for(mine: Mine, seconds: float) -> None:
 def _play_first_episode_then_die(mine: Mine) -> None:
     """What the dead worker did: mined one of the mine's episodes into its directory."""
     from ace_core.imitation.mining import mine as run_mine
+    from ace_core.workers import Workers
 
     def log(text: str) -> None:
         if text.startswith("mined 1/"):
             raise WorkerDied(text)
 
     with pytest.raises(WorkerDied):
-        run_mine(mine_spec(mine), Path(mine.out_dir), workers=1, log=log)
+        run_mine(mine_spec(mine), Path(mine.out_dir), workers=Workers(1), log=log)
 
 
 def _hidden_inputs(html: str, form_id: str) -> dict[str, str]:

@@ -26,6 +26,7 @@ from webapp.training.worker.heartbeat import Heartbeat
 logger = logging.getLogger(__name__)
 
 RAY_WORKERS = 1
+"""Ray actors of a mine played by a web worker"""
 
 
 class MineLost(Exception):
@@ -47,6 +48,7 @@ def episodes_to_play(spec: Any) -> int:
 def mine_attempt(*, mine_id: int, worker_id: str = "") -> dict[str, Any]:
     """Run a queued mine to its end; returns the task's result."""
     from ace_core.imitation.mining import mine
+    from ace_core.workers import Workers
 
     token = uuid.uuid4().hex
     row = job_start(model=Mine, job_id=mine_id, worker_token=token, worker_id=worker_id)
@@ -64,7 +66,7 @@ def mine_attempt(*, mine_id: int, worker_id: str = "") -> dict[str, Any]:
                 raise MineLost(f"mine {mine_id} is no longer running; this worker stops")
             logger.info("mine %s: %s", mine_id, text)
 
-        summary = mine(spec, Path(row.out_dir), workers=RAY_WORKERS, log=log)
+        summary = mine(spec, Path(row.out_dir), workers=Workers(RAY_WORKERS), log=log)
     except MineLost as lost:
         heartbeat.stop()
         logger.warning("%s", lost)
