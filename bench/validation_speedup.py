@@ -25,6 +25,7 @@ from ace_core.config import TrainConfig  # noqa: E402
 from ace_core.grid.action_space import build_action_space  # noqa: E402
 from ace_core.grid.envs import make_env  # noqa: E402
 from ace_core.training.setup import validator_for  # noqa: E402
+from ace_core.workers import Workers  # noqa: E402
 
 
 def main() -> None:
@@ -38,7 +39,7 @@ def main() -> None:
     config = TrainConfig.from_dict(state["config"])
     env = make_env(config.env)
     sac, space, features, _ = sac_from_state(state, env, build_action_space(env), str(path))
-    here, on_ray = validator_for(config, env, space, 1), validator_for(config, env, space, args.workers)
+    here, on_ray = (validator_for(config, env, space, Workers(n)) for n in (1, args.workers))
     reference = on_ray(sac, features, 0, 0)  # the actors up and their envs built
     here(sac, features, 0, 0)  # this process's envs built, as a run keeps them
     seconds: dict[str, list[float]] = {"one_process": [], "workers": []}
