@@ -147,7 +147,9 @@ def pretrain(
     env = make_env(env_name)
     space = build_action_space(env)
     paths = [dataset_path] if isinstance(dataset_path, (str, Path)) else list(dataset_path)
-    dataset = concat_datasets([(str(path), load_dataset(path, space)) for path in paths])
+    loaded = [(str(path), load_dataset(path, space)) for path in paths]
+    digests = [one.digest() for _, one in loaded]
+    dataset = concat_datasets(loaded)
     if moves:
         played = dataset.played_moves(space, move_labels)
         space = space.with_moves(mined_moves(played, env.gen_pmax, moves))
@@ -185,6 +187,8 @@ def pretrain(
         "loss_last_epoch": losses[-1],
         "clone": dataclasses.asdict(config),
         "kernels": kernels_in_force(),
+        # the same digests on two machines: the same mines, so the clones differ by their kernels
+        "decisions_digest": digests[0] if len(digests) == 1 else digests,
     }
     if len(paths) > 1:
         # per dataset: the last one is the newest policy's own states, DAgger's figure of merit

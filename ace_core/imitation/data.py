@@ -40,6 +40,7 @@ Files are written atomically (temp file, then rename), so a file that exists is 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -134,6 +135,22 @@ def play_episode(
     }
 
 
+DIGESTED = ("features", "legal", "action")
+"""what a policy cloned from a dataset learns from: the states, their legal actions, the expert's"""
+
+
+def decisions_digest(arrays: dict) -> str:
+    """16 hex digits over a dataset's decisions (:data:`DIGESTED`, bit for bit): two machines whose
+    mines have the same digest gave the clone the same inputs, so a clone that differs between
+    them differs by its kernels, not by its mines."""
+    digest = hashlib.sha256()
+    for key in DIGESTED:
+        array = np.ascontiguousarray(arrays[key])
+        digest.update(f"{key} {array.dtype} {array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()[:16]
+
+
 class Dataset:
     """An imitation dataset in memory: decisions of many episodes, concatenated."""
 
@@ -165,6 +182,9 @@ class Dataset:
     def feature_state(self) -> dict:
         """The settings of the policy inputs these features are (:meth:`FeatureBuilder.state_dict`)."""
         return {"load_scale": self.load_scale, "overflow": self.overflow}
+
+    def digest(self) -> str:
+        return decisions_digest(self.arrays)
 
     def legal(self, rows=slice(None)) -> np.ndarray:
         """Unpacked legality masks of the given decisions, (n, N) bool."""

@@ -49,7 +49,7 @@ from ace_core.errors import ConfigError
 from ace_core.grid.action_set import save_action_set, write_json_atomic
 from ace_core.grid.action_space import cache_dir
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH, SPLITS, Scenario
-from ace_core.imitation.data import join_episodes, save_npz_atomic
+from ace_core.imitation.data import decisions_digest, join_episodes, save_npz_atomic
 from ace_core.imitation.mine_files import (  # noqa: F401 - MineError and episode_file are the mine's API
     ACTION_SET,
     SUMMARY,
@@ -302,6 +302,7 @@ def finish(spec: MineSpec, out: Path, space, episodes, played: int, seconds: flo
         "episodes": len(episodes),
         "episodes_played_now": played,
         "decisions": int(len(dataset["action"])),
+        "decisions_digest": decisions_digest(dataset),
         "topology_decisions": int(len(topology)),
         "real_action_share": float(np.mean(dataset["action"] != 0)) if len(dataset["action"]) else 0.0,
         "distinct_topologies": len(counts),

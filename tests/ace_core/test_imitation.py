@@ -36,7 +36,7 @@ def test_behaviour_cloning_raises_agreement_with_the_expert_on_held_out_states(m
 
 
 def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
-    spec, out, _ = mined
+    spec, out, summary = mined
     run = tmp_path / "bc"
     assert (
         main(["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "5"]) == 0
@@ -45,6 +45,7 @@ def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
     assert report["held_out_decisions"] > 0 and report["agreement_after"] >= 0
     assert 0 < report["held_out_real_actions"] < report["held_out_decisions"]
     assert 0 <= report["real_action_agreement_after"] <= 1
+    assert report["decisions_digest"] == summary["decisions_digest"]  # what it learned from
     env = make_env(spec.env)
     agent = load_agent(f"sac:{run}", env)
     obs = env.reset(seed=0, options={"time serie id": 0})

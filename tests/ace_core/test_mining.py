@@ -28,6 +28,10 @@ def test_a_mine_writes_an_action_set_with_coverage_and_a_dataset(mined):
     space = build_action_space(env)
     dataset = load_dataset(out, space)
     assert summary["episodes"] == 3 and summary["decisions"] == len(dataset) > 0
+    # the digest of the decisions, which any changed bit of a state changes
+    assert summary["decisions_digest"] == dataset.digest()
+    dataset.features[0, 0] = np.nextafter(dataset.features[0, 0], np.float32(np.inf))
+    assert dataset.digest() != summary["decisions_digest"]
     assert (out / "summary.json").exists() and (out / "mine.json").exists()
     data = json.loads((out / "action_set.json").read_text())
     played = dataset.actions[dataset.actions >= space.first_topology]
@@ -112,6 +116,7 @@ def test_an_interrupted_mine_resumes_and_gives_the_same_dataset(mined, tmp_path)
     logs = []
     summary = mine(spec, copy, workers=Workers(1), log=logs.append)
     assert summary["episodes_played_now"] == 1
+    assert summary["decisions_digest"] == mined[2]["decisions_digest"]
     assert any("2 already on disk" in line for line in logs)
     with np.load(out / "dataset.npz") as a, np.load(copy / "dataset.npz") as b:
         for key in ("features", "legal", "action", "cand_index", "cand_max_rho"):
