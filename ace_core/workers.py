@@ -35,8 +35,8 @@ class Workers:
         return self.count > 1 or bool(self.address)
 
     def check(self) -> None:
-        """Fail at once (a few seconds) on a cluster address nothing answers, before anything is
-        played or written; ray.init would wait minutes."""
+        """Fail at once (a few seconds) on a cluster address nothing answers; ray.init would wait
+        minutes. :meth:`start` checks too: a command that writes before it starts Ray checks first."""
         if not self.address or self.address == "auto":
             return
         host_port = self.address.removeprefix("ray://").rstrip("/")
@@ -52,9 +52,10 @@ class Workers:
             ) from None
 
     def start(self) -> None:
-        """Join the cluster at ``address``, or start Ray here with ``count`` CPUs."""
+        """Join the cluster at ``address`` (checked first), or start Ray here with ``count`` CPUs."""
         import ray
 
+        self.check()
         # local workers import this package the way the driver does
         root = str(Path(__file__).resolve().parents[1])
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)

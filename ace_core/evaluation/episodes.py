@@ -6,16 +6,17 @@ alone (decision times, simulations, decisions; summed by :func:`merge_stats`) an
 EpisodeData files as bytes, so the driver writes them wherever the player ran (workers of a
 cluster share no disk).
 
-:func:`play_batches_on_ray` gives the episodes to ``workers``' actors (local by default, a cluster
-with an address, :class:`ace_core.workers.Workers`), as a mine does (:mod:`ace_core.imitation.ray_mining`). Every episode is played
-with its own seeds from a freshly reset env, so the figures are those of one process, in the same
-order. A worker that dies loses only the episode it was playing, which goes to a new worker (at
-most ``MAX_ATTEMPTS`` times). Inside :func:`ray_started` (a table, the stress table) the actors
-outlive each evaluation: an actor builds a player per evaluation's settings the first time it
-plays one of its episodes and keeps the last :data:`PLAYERS_KEPT`, so the next row or agent costs
-no new worker processes. Several evaluations given at once (a table's agents, the stress table's
-rows) are one queue: a worker that finishes one evaluation's last episode starts the next
-evaluation's first rather than waiting for the other workers.
+:func:`play_batches_on_ray` gives the episodes to ``workers``' actors
+(:class:`ace_core.workers.Workers`: local by default, or a cluster), as a mine does
+(:mod:`ace_core.imitation.ray_mining`). Every episode is played with its own seeds from a freshly
+reset env, so the figures are those of one process, in the same order. A worker that dies loses only
+the episode it was playing, which goes to a new worker (at most ``MAX_ATTEMPTS`` times). Inside
+:func:`ray_started` (a table, the stress table) the actors outlive each evaluation: an actor builds
+a player per evaluation's settings the first time it plays one of its episodes and keeps the last
+:data:`PLAYERS_KEPT`, so the next row or agent costs no new worker processes. Several evaluations
+given at once (a table's agents, the stress table's rows) are one queue: a worker that finishes one
+evaluation's last episode starts the next evaluation's first rather than waiting for the other
+workers.
 """
 
 from __future__ import annotations
@@ -164,7 +165,6 @@ def ray_started(workers: Workers) -> Iterator[None]:
         return
     import ray
 
-    workers.check()
     with workers.ray_up():
         _kept = []  # play_batches_on_ray leaves its actors here for the next evaluation
         try:
@@ -193,7 +193,6 @@ def play_batches_on_ray(
     the end of one evaluation starts the next instead of waiting for the last episode of the
     first. Each batch's (episodes, seconds) in the order of ``batches``, also given to ``done``
     as soon as the batch is complete (so a table writes each report as it comes)."""
-    workers.check()
     with workers.ray_up():
         return _play_queue(batches, keep_files, workers.count, done, log)
 

@@ -191,7 +191,6 @@ def evaluate(
     evaluation = prepare(
         env_name, agent_spec, split, nb_episode, out_dir, keep_player=not workers.on_ray, **settings
     )
-    workers.check()  # before anything is played
     if not workers.on_ray:
         return evaluation.run_here()
     ((played, seconds),) = play_batches_on_ray(

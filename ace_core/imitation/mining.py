@@ -24,9 +24,10 @@ on disk the driver writes
 reused by every run that asks for the same env, split, expert and episodes. ``mine.json`` holds
 the settings; a directory holding another mine is refused.
 
-Ray starts locally by default (``ray.init(num_cpus=workers)``, :mod:`ace_core.workers`); ``--ray-address`` joins a
-cluster (``ray start --head`` on one machine, ``ray start --address=HEAD:6379`` on the others,
-then ``--ray-address HEAD:6379`` or ``auto``); every machine needs this package and the env.
+Ray starts locally by default (``ray.init(num_cpus=workers)``, :mod:`ace_core.workers`);
+``--ray-address`` joins a cluster (``ray start --head`` on one machine, ``ray start
+--address=HEAD:6379`` on the others, then ``--ray-address HEAD:6379`` or ``auto``); every machine
+needs this package and the env.
 """
 
 from __future__ import annotations
@@ -257,7 +258,7 @@ def claim_dir(out: Path, spec: MineSpec) -> bool:
 def mine(spec: MineSpec, out: Path | None = None, workers: Workers = HERE, log=None) -> dict:
     """Run (or resume, or reuse) the mine of ``spec`` on ``workers``; returns its summary."""
     log = log or (lambda text: print(text, file=sys.stderr, flush=True))
-    workers.check()
+    workers.check()  # before the directory is claimed
     episodes, space, features, player = prepare(spec)
     out = (Path(out) if out else spec.default_dir()).resolve()  # Ray workers have their own cwd
     created = not out.exists()
