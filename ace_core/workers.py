@@ -36,7 +36,8 @@ class Workers:
 
     def check(self) -> None:
         """Fail at once (a few seconds) on a cluster address nothing answers; ray.init would wait
-        minutes. :meth:`start` checks too: a command that writes before it starts Ray checks first."""
+        minutes. :meth:`start` and :meth:`ray_up` check too; a command that writes before either
+        checks first."""
         if not self.address or self.address == "auto":
             return
         host_port = self.address.removeprefix("ray://").rstrip("/")
@@ -53,9 +54,28 @@ class Workers:
 
     def start(self) -> None:
         """Join the cluster at ``address`` (checked first), or start Ray here with ``count`` CPUs."""
+        self.check()
+        self._init()
+
+    @contextlib.contextmanager
+    def ray_up(self) -> Iterator[None]:
+        """Ray for the block: the address checked, then Ray started (or the cluster joined) unless
+        it is up already, and shut down after the block only when started here."""
         import ray
 
-        self.check()
+        self.check()  # even with Ray up: a bad address is refused, not played on the Ray at hand
+        started_here = not ray.is_initialized()
+        if started_here:
+            self._init()
+        try:
+            yield
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    def _init(self) -> None:
+        import ray
+
         # local workers import this package the way the driver does
         root = str(Path(__file__).resolve().parents[1])
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
@@ -71,21 +91,6 @@ class Workers:
                 "authentication needs RAY_AUTH_MODE=token here, and its token (`ray get-auth-token` "
                 "on its head) in ~/.ray/auth_token or RAY_AUTH_TOKEN"
             ) from exc
-
-    @contextlib.contextmanager
-    def ray_up(self) -> Iterator[None]:
-        """Ray for the block: started (or the cluster joined) unless it is up already, and shut
-        down after the block only when started here."""
-        import ray
-
-        started_here = not ray.is_initialized()
-        if started_here:
-            self.start()
-        try:
-            yield
-        finally:
-            if started_here:
-                ray.shutdown()
 
 
 HERE = Workers()

@@ -133,3 +133,19 @@ def test_bad_stress_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_an_unreachable_ray_address_is_refused_even_with_ray_already_up(local_ray, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = [
+        "evaluate",
+        "--env",
+        "l2rpn_case14_sandbox",
+        "--agent",
+        "do-nothing",
+        "--ray-address",
+        "127.0.0.1:9",
+    ]
+    assert main([*args, "--out", str(out)]) == 2  # not played on the Ray this process has up
+    assert "no Ray cluster answers at 127.0.0.1:9" in capsys.readouterr().err
+    assert not out.exists()
