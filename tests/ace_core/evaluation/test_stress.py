@@ -73,6 +73,13 @@ def test_grids_without_attacked_lines_play_the_other_rows():
         stress_rows("rte_case5_example", "ordinary,attacks-4h")
 
 
+UNREACHABLE = (
+    ["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "do-nothing", "--ray-address", "127.0.0.1:9"],
+    "no Ray cluster answers at 127.0.0.1:9",
+)
+"""a cluster address nothing answers"""
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -113,18 +120,7 @@ def test_grids_without_attacked_lines_play_the_other_rows():
             ],
             "unknown opponent 'gale'",
         ),
-        (
-            [
-                "evaluate",
-                "--env",
-                "l2rpn_case14_sandbox",
-                "--agent",
-                "do-nothing",
-                "--ray-address",
-                "127.0.0.1:9",
-            ],
-            "no Ray cluster answers at 127.0.0.1:9",
-        ),
+        UNREACHABLE,
     ],
 )
 def test_bad_stress_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, capsys, args, message):
@@ -136,16 +132,5 @@ def test_bad_stress_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, cap
 
 
 def test_an_unreachable_ray_address_is_refused_even_with_ray_already_up(local_ray, tmp_path, capsys):
-    out = tmp_path / "out"
-    args = [
-        "evaluate",
-        "--env",
-        "l2rpn_case14_sandbox",
-        "--agent",
-        "do-nothing",
-        "--ray-address",
-        "127.0.0.1:9",
-    ]
-    assert main([*args, "--out", str(out)]) == 2  # not played on the Ray this process has up
-    assert "no Ray cluster answers at 127.0.0.1:9" in capsys.readouterr().err
-    assert not out.exists()
+    # refused, not played on the Ray this process has up
+    test_bad_stress_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, capsys, *UNREACHABLE)
