@@ -36,8 +36,7 @@ class Workers:
 
     def check(self) -> None:
         """Fail at once (a few seconds) on a cluster address nothing answers; ray.init would wait
-        minutes. :meth:`start` and :meth:`ray_up` check too; a command that writes before either
-        checks first."""
+        minutes. :meth:`up` checks too; a command that writes before Ray is up checks first."""
         if not self.address or self.address == "auto":
             return
         host_port = self.address.removeprefix("ray://").rstrip("/")
@@ -52,21 +51,24 @@ class Workers:
                 "or leave --ray-address out to run on this machine"
             ) from None
 
-    def start(self) -> None:
-        """Join the cluster at ``address`` (checked first), or start Ray here with ``count`` CPUs."""
+    def up(self) -> bool:
+        """The address checked (even with Ray up: a bad one is refused, not played on the Ray at
+        hand), then the cluster joined, or Ray started here with ``count`` CPUs, unless Ray is up
+        already; whether it was started now (its caller then shuts it down)."""
+        import ray
+
         self.check()
+        if ray.is_initialized():
+            return False
         self._init()
+        return True
 
     @contextlib.contextmanager
     def ray_up(self) -> Iterator[None]:
-        """Ray for the block: the address checked, then Ray started (or the cluster joined) unless
-        it is up already, and shut down after the block only when started here."""
+        """Ray for the block (:meth:`up`), shut down after the block only when started for it."""
         import ray
 
-        self.check()  # even with Ray up: a bad address is refused, not played on the Ray at hand
-        started_here = not ray.is_initialized()
-        if started_here:
-            self._init()
+        started_here = self.up()
         try:
             yield
         finally:

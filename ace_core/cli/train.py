@@ -56,7 +56,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         config = _resumed_config(args, out)
     if workers.address:  # joined before anything is written; the run's mines and validations use it
-        workers.start()
+        workers.up()
     result = run(config, out, resume=args.resume, logs=True, workers=workers)
     print(json.dumps(result.as_dict()))
     return 0

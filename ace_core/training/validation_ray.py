@@ -82,8 +82,7 @@ class RayValidation:
     def _start(self, sac: SAC, features: FeatureBuilder) -> None:
         import ray
 
-        if not ray.is_initialized():
-            self.workers.start()
+        if self.workers.up():
             self.started_ray = True
         worker = ray.remote(num_cpus=1)(ValidationWorker)
         self.actors = [

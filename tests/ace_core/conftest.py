@@ -297,8 +297,7 @@ def local_ray():
 
     from ace_core.workers import Workers
 
-    if not ray.is_initialized():
-        Workers(2).start()
+    Workers(2).up()
     yield ray
     ray.shutdown()
 
