@@ -82,35 +82,36 @@ def test_the_evaluations_of_one_ray_block_share_their_actors(tmp_path):
 
 
 def test_several_evaluations_on_ray_are_one_queue_with_the_figures_of_one_process(tmp_path):
-    """A worker free at the end of one evaluation starts the next: the short evaluation queued
-    second is complete before the long one queued first, each with its own episodes; and the
-    stress table, every row's episodes in one queue, gives the cells of one process."""
+    """A worker free at the end of one evaluation starts the next: the evaluation queued second
+    starts before the one queued first is complete, each with its own episodes; and the stress
+    table, every row's episodes in one queue, gives the cells of one process."""
     from ace_core.evaluation import episodes
     from ace_core.evaluation.runner import prepare
     from ace_core.evaluation.stress import run_stress
 
-    searching = "greedy:budget=64,threshold=0.1"  # searches at every step
-    long = prepare("l2rpn_case14_sandbox", searching, "test", 1, episode_length=96, keep_player=False)
-    short = prepare(
+    first = prepare("l2rpn_case14_sandbox", "greedy:16", "test", 1, episode_length=24, keep_player=False)
+    second = prepare(
         "l2rpn_case14_sandbox", "do-nothing", "test", 1, seeds=(0, 1), episode_length=12, keep_player=False
     )
     stress = dict(rows="ordinary,attacks-4h", nb_episode=1, episode_length=36)
     here = run_stress("l2rpn_case14_sandbox", "do-nothing,greedy:16", tmp_path / "here", **stress)
-    completed: list[int] = []
+    started, completed = {}, {}
+
+    def done(index: int, _, seconds: float) -> None:
+        completed[index] = time.perf_counter()
+        started[index] = completed[index] - seconds
+
     with episodes.ray_started(Workers(2)):
         played = episodes.play_batches_on_ray(
-            [(long.settings, long.jobs), (short.settings, short.jobs)],
-            False,
-            Workers(2),
-            done=lambda index, _, seconds: completed.append(index),
+            [(first.settings, first.jobs), (second.settings, second.jobs)], False, Workers(2), done=done
         )
         fanned = run_stress(
             "l2rpn_case14_sandbox", "do-nothing,greedy:16", tmp_path / "ray", workers=Workers(2), **stress
         )
-    assert completed == [1, 0]
+    assert started[1] < completed[0]  # not after the first evaluation, whichever ends first
     assert [[episode["scenario"] for episode, _, _ in batch] for batch, _ in played] == [
-        [name for name, _ in long.jobs],
-        [name for name, _ in short.jobs],
+        [name for name, _ in first.jobs],
+        [name for name, _ in second.jobs],
     ]
     assert all(seconds > 0 for _, seconds in played)
     timing = ("decision_ms_p95",)
