@@ -52,6 +52,14 @@ def test_every_route_of_the_url_map_is_fuzzed_with_each_of_its_methods():
     assert set(FORMS) <= names
 
 
+def test_the_fingerprint_sees_a_written_row_in_its_own_table_only(engineer):
+    before = database_fingerprint()
+    assert changed_tables(before, database_fingerprint()) == []
+    engineer.first_name = "changed"
+    engineer.save(update_fields=["first_name"])
+    assert changed_tables(before, database_fingerprint()) == [get_user_model()._meta.label_lower]
+
+
 @pytest.fixture
 def fuzz_objects(make_session, make_refinement) -> dict[str, dict[str, int]]:  # noqa: F811
     from webapp.operations.models import Alarm
