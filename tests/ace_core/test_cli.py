@@ -1,4 +1,5 @@
-"""The CLI as a user runs it: a real subprocess, exit codes and messages."""
+"""The CLI as a user runs it: a real subprocess, exit codes and messages (its error cases in this
+process, through the same ``main``, and one of them as a subprocess)."""
 
 import dataclasses
 import importlib
@@ -69,12 +70,29 @@ def run_cli(*args, check_rc=None):
         ),
     ],
 )
-def test_errors_exit_2_with_a_clear_message_and_write_nothing(tmp_path, args, message):
+def test_errors_exit_2_with_a_clear_message_and_write_nothing(tmp_path, capsys, args, message):
+    """In this process (the command line's own ``main``, argparse's exits included); the test
+    below runs one of them as a user does."""
+    from ace_core.cli import main
+
     out = tmp_path / "run"
     if args[0] in ("train", "experiment"):
         args = [*args, "--out", str(out)]
-    proc = run_cli(*args, check_rc=2)
-    assert message in proc.stderr
+    try:
+        status = main(args)
+    except SystemExit as exc:
+        status = exc.code
+    stderr = capsys.readouterr().err
+    assert status == 2, stderr
+    assert message in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_an_error_from_the_command_line_exits_2_with_its_message_only(tmp_path):
+    out = tmp_path / "run"
+    proc = run_cli("train", "--env", "atlantis", "--steps", "10", "--out", str(out), check_rc=2)
+    assert "unknown env 'atlantis'; available: " in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not out.exists()
 
