@@ -118,8 +118,9 @@ def _web_settings(settings: Any, tmp_path: Any) -> Any:
 
 @pytest.fixture
 def make_user(db: Any) -> Callable[..., AbstractUser]:
+    role_groups_sync()  # transactional tests empty the tables, groups included
+
     def make(role: str | None, username: str | None = None) -> AbstractUser:
-        role_groups_sync()  # transactional tests empty the tables, groups included
         name = username or f"{role or 'norole'}{next(_names)}"
         if role is None:
             from django.contrib.auth import get_user_model

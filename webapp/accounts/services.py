@@ -29,19 +29,19 @@ SECURITY_MERGE_SECONDS = 60
 def role_groups_sync() -> list[Group]:
     """Make the role groups hold exactly the permissions of :data:`ROLE_PERMISSIONS` (idempotent;
     the data migration did the same when the database was created)."""
+    dotted = {name for names in ROLE_PERMISSIONS.values() for name in names}
+    codenames = {name.partition(".")[2] for name in dotted}
+    permissions = {
+        f"{permission.content_type.app_label}.{permission.codename}": permission
+        for permission in Permission.objects.filter(codename__in=codenames).select_related("content_type")
+    }
+    missing = sorted(dotted - permissions.keys())
+    if missing:
+        raise ValueError(f"permission {missing[0]!r} does not exist; run `manage.py migrate` first")
     groups = []
-    for role, perms in ROLE_PERMISSIONS.items():
+    for role, names in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=role)
-        wanted = []
-        for dotted in perms:
-            app_label, codename = dotted.split(".")
-            permission = Permission.objects.filter(
-                content_type__app_label=app_label, codename=codename
-            ).first()
-            if permission is None:
-                raise ValueError(f"permission {dotted!r} does not exist; run `manage.py migrate` first")
-            wanted.append(permission)
-        group.permissions.set(wanted)
+        group.permissions.set([permissions[name] for name in names])
         groups.append(group)
     return groups
 

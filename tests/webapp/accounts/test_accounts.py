@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.webapp.conftest import PASSWORD, client_for
-from webapp.accounts.roles import ROLE_PERMISSIONS
+from webapp.accounts.roles import OPERATOR, REVIEWER, ROLE_PERMISSIONS
 from webapp.training.models import Checkpoint, Deployment
 
 pytestmark = pytest.mark.django_db
@@ -34,6 +34,24 @@ def test_the_migration_creates_the_role_groups_with_their_permissions():
             for p in group.permissions.select_related("content_type")
         }
         assert held == set(permissions), role
+
+
+def test_syncing_the_role_groups_gives_each_exactly_its_permissions_whatever_it_held():
+    from django.contrib.auth.models import Permission
+
+    from webapp.accounts.services import role_groups_sync
+
+    Group.objects.filter(name=OPERATOR).delete()  # a group missing
+    stray = Permission.objects.get(content_type__app_label="auth", codename="delete_user")
+    Group.objects.get(name=REVIEWER).permissions.add(stray)  # a group holding one more
+    for _ in range(2):  # and again, with nothing to change
+        role_groups_sync()
+        for role, permissions in ROLE_PERMISSIONS.items():
+            held = {
+                f"{p.content_type.app_label}.{p.codename}"
+                for p in Group.objects.get(name=role).permissions.select_related("content_type")
+            }
+            assert held == set(permissions), role
 
 
 def test_login_and_logout(engineer):
