@@ -189,6 +189,8 @@ def pretrain(
         "kernels": kernels_in_force(),
         # the same digests on two machines: the same mines, so the clones differ by their kernels
         "decisions_digest": digests[0] if len(digests) == 1 else digests,
+        # and the same weights digest too, the same clone
+        "weights_digest": sac.weights_digest(),
     }
     if len(paths) > 1:
         # per dataset: the last one is the newest policy's own states, DAgger's figure of merit

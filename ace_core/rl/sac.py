@@ -29,6 +29,7 @@ not flatten a sharp cloned policy in the first updates.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 
 import numpy as np
@@ -211,6 +212,15 @@ class SAC:
             "alpha_optimizer": self.alpha_optimizer.state_dict(),
             "updates": self.updates,
         }
+
+    def weights_digest(self) -> str:
+        """16 hex digits over the actor's and the critics' weights, bit for bit: two machines
+        whose clones of the same mines have the same digest trained the same networks."""
+        digest = hashlib.sha256()
+        for name in ("actor", "qf1", "qf2"):
+            for key, tensor in sorted(getattr(self, name).state_dict().items()):
+                digest.update(f"{name}.{key}".encode() + tensor.detach().cpu().numpy().tobytes())
+        return digest.hexdigest()[:16]
 
     def load_state_dict(self, state: dict) -> None:
         for name in ("actor", "qf1", "qf2", "qf1_target", "qf2_target"):

@@ -50,6 +50,7 @@ def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
     agent = load_agent(f"sac:{run}", env)
     obs = env.reset(seed=0, options={"time serie id": 0})
     assert 0 <= agent.choose(obs) < agent.space.n
+    assert report["weights_digest"] == agent.sac.weights_digest()  # the networks it wrote
     np.testing.assert_allclose(agent.features.load_scale, load_dataset(out, agent.space).load_scale)
     assert days_learned(run) == mine_days(out) == ["000@0+16", "000@16+16", "000@32+16"]  # the mine's days
 

@@ -44,6 +44,24 @@ def test_sac_learns_the_best_action_per_state(sandbox_space, head):
         assert sac.act(obs, mask, None) == good[c]  # the numpy fast path agrees
 
 
+def test_the_weights_digest_is_the_networks_own_bit_for_bit(sandbox_space):
+    rng = np.random.default_rng(0)
+    buffer, _, _ = _bandit(sandbox_space, rng, n=64)
+    config = SACConfig(head="flat", hidden=32)
+    torch.manual_seed(0)
+    sac = SAC(6, sandbox_space, config)
+    torch.manual_seed(0)
+    twin = SAC(6, sandbox_space, config)
+    assert sac.weights_digest() == twin.weights_digest() and len(sac.weights_digest()) == 16
+    sac.update(buffer.sample(32, rng))
+    assert sac.weights_digest() != twin.weights_digest()  # an update is seen
+    twin.load_state_dict(sac.state_dict())
+    assert twin.weights_digest() == sac.weights_digest()
+    with torch.no_grad():
+        next(twin.qf2.parameters()).view(-1)[0] += 1e-6  # one critic's one weight, a last bit off
+    assert twin.weights_digest() != sac.weights_digest()
+
+
 def test_target_networks_follow_slowly(sandbox_space):
     rng = np.random.default_rng(0)
     buffer, _, _ = _bandit(sandbox_space, rng, n=128)
