@@ -156,7 +156,7 @@ def test_a_timeout_costs_one_round_and_the_next_answer_still_counts(
     decision, rl, options, better, worse = case
     shown = _shown(decision, "r4", 1, sandbox, sandbox_space, sandbox_features)
     chat_server.script = [
-        ("sleep", 1.5),
+        ("sleep", 5.0),
         ("json", 200, ChatServer.reply("A")),
         ("json", 200, ChatServer.reply(_letter(shown, better[0]))),
     ]
@@ -169,7 +169,7 @@ def test_a_timeout_costs_one_round_and_the_next_answer_still_counts(
     )
     refinement = actor.refine(decision, "r4", step=1, max_calls=50)
     timed_out, answered = refinement.event.rounds
-    assert "LLMError" in timed_out.error and timed_out.seconds < 1.4
+    assert "LLMError" in timed_out.error and timed_out.seconds < 4.0  # timed out, not answered late
     assert answered.accepted and refinement.accepted
 
 
