@@ -41,6 +41,7 @@ def test_syncing_the_role_groups_gives_each_exactly_its_permissions_whatever_it_
 
     from webapp.accounts.services import role_groups_sync
 
+    role_groups_sync()  # an earlier transactional test of this process may have emptied the tables
     Group.objects.filter(name=OPERATOR).delete()  # a group missing
     stray = Permission.objects.get(content_type__app_label="auth", codename="delete_user")
     Group.objects.get(name=REVIEWER).permissions.add(stray)  # a group holding one more
