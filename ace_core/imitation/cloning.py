@@ -189,7 +189,7 @@ def pretrain(
         "kernels": kernels_in_force(),
         # the same digests on two machines: the same mines, so the clones differ by their kernels
         "decisions_digest": digests[0] if len(digests) == 1 else digests,
-        # and the same weights digest too, the same clone
+        # the same weights digest on two machines: the same clone, bit for bit
         "weights_digest": sac.weights_digest(),
     }
     if len(paths) > 1:

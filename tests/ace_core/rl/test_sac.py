@@ -58,7 +58,7 @@ def test_the_weights_digest_is_the_networks_own_bit_for_bit(sandbox_space):
     twin.load_state_dict(sac.state_dict())
     assert twin.weights_digest() == sac.weights_digest()
     with torch.no_grad():
-        next(twin.qf2.parameters()).view(-1)[0] += 1e-6  # one critic's one weight, a last bit off
+        next(twin.qf2.parameters()).view(-1)[0] += 1e-6  # one weight of one critic, 1e-6 off
     assert twin.weights_digest() != sac.weights_digest()
 
 
