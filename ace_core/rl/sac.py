@@ -214,13 +214,8 @@ class SAC:
         }
 
     def weights_digest(self) -> str:
-        """16 hex digits over the actor's and the critics' weights, bit for bit: two machines
-        whose clones of the same mines have the same digest trained the same networks."""
-        digest = hashlib.sha256()
-        for name in ("actor", "qf1", "qf2"):
-            for key, tensor in sorted(getattr(self, name).state_dict().items()):
-                digest.update(f"{name}.{key}".encode() + tensor.detach().cpu().numpy().tobytes())
-        return digest.hexdigest()[:16]
+        """:func:`weights_digest` of these networks."""
+        return weights_digest({name: getattr(self, name).state_dict() for name in DIGESTED_NETWORKS})
 
     def load_state_dict(self, state: dict) -> None:
         for name in ("actor", "qf1", "qf2", "qf1_target", "qf2_target"):
@@ -231,6 +226,20 @@ class SAC:
         for name in ("q_optimizer", "actor_optimizer", "alpha_optimizer"):
             getattr(self, name).load_state_dict(state[name])
         self.updates = state["updates"]
+
+
+DIGESTED_NETWORKS = ("actor", "qf1", "qf2")
+
+
+def weights_digest(state: dict) -> str:
+    """16 hex digits over the actor's and the critics' weights in ``state`` (a SAC's state dict,
+    as :meth:`SAC.state_dict` gives it and a checkpoint's ``"sac"`` holds it), bit for bit: two
+    machines whose clones of the same mines have the same digest trained the same networks."""
+    digest = hashlib.sha256()
+    for name in DIGESTED_NETWORKS:
+        for key, tensor in sorted(state[name].items()):
+            digest.update(f"{name}.{key}".encode() + tensor.detach().cpu().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def _detach(q):
