@@ -149,6 +149,13 @@ def check_pretrain(config: TrainConfig) -> None:
         check_pretrain_opponent(config)
     if pretrain.attacks:
         check_pretrain_attacks(config)
+    if pretrain.attack_seeds:
+        in_range("pretrain_attack_seeds", pretrain.attack_seeds, 0, 1_000)
+        if not pretrain.attacks:
+            raise ConfigError(
+                "pretrain_attack_seeds are the grid seeds of the attacked days' mine; set "
+                "pretrain_attacks too, or leave it 0"
+            )
     if pretrain.moves:
         in_range("pretrain_moves", pretrain.moves, 0, 200)
         one_of("pretrain_move_labels", pretrain.move_labels, MOVE_LABELS)

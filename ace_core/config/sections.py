@@ -216,6 +216,8 @@ class PretrainConfig:
     """with auto, the line attacks of the mines of the days as they are and heavier: an opponent profile (env, none, random-line, storm; settings after a colon; ace_core/grid/opponents.py); empty = the run's own opponent. A run trained under the storm can so clone from the same mines as one trained on the days as the env plays them"""
     attacks: str = flat("pretrain_attacks", "")
     """with auto, also mine the train days under these line attacks: an opponent profile (storm, random-line; settings after a colon, e.g. storm:cooldown=36; ace_core/grid/opponents.py), for a policy that has seen what an attack leaves to repair; empty = the run's own opponent only"""
+    attack_seeds: int = flat("pretrain_attack_seeds", 0)
+    """with pretrain_attacks, grid seeds each train day is mined with under those attacks (each seed draws other attacks, so more seeds show the clone and the anchor more of what an attack leaves to repair); 0 = pretrain_seeds"""
     epochs: int = flat("pretrain_epochs", 30)
     """behaviour-cloning epochs over the mined expert decisions"""
     moves: int = flat("pretrain_moves", 0)
@@ -226,6 +228,10 @@ class PretrainConfig:
     def mines_opponent(self, run_opponent: str) -> str:
         """The opponent of the auto mines of the days as they are and heavier."""
         return self.opponent or run_opponent
+
+    def attacked_seeds(self) -> int:
+        """The grid seeds of the attacked days' mine (``pretrain_attacks``)."""
+        return self.attack_seeds or self.seeds
 
     def scales(self) -> tuple[float, ...]:
         """The demand scales auto mines at: 1.0 (the days as they are), then ``demand_scales``."""

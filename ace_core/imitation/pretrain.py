@@ -7,7 +7,8 @@ the shared cache (:meth:`~ace_core.imitation.mining.MineSpec.default_dir`, so
 every run asking for the same mine reuses it; mined here with Ray on ``workers`` processes, one
 unless the caller gives more: the mine is the same whatever their number), and one more
 mine of the same days at each of ``pretrain_demand_scales`` (:mod:`ace_core.grid.demand`) and
-under the line attacks of ``pretrain_attacks`` (:mod:`ace_core.grid.opponents`). It then
+under the line attacks of ``pretrain_attacks`` (:mod:`ace_core.grid.opponents`; grid seeds
+``0..pretrain_attack_seeds-1``, else those of the other mines). It then
 clones the expert from every mine into ``<run>/pretrain/`` (:func:`ace_core.imitation.cloning.pretrain`, ``pretrain_epochs``
 epochs, the run's hidden size and seed), and the trainer starts from that policy as it starts
 from ``init_from``: its networks and feature scale.
@@ -75,7 +76,7 @@ class ImitationStart:
         ``episodes``: the train days of the run, to report the mining's progress."""
         from ace_core.imitation.cloning import CloneConfig, pretrain
 
-        mine_dirs = self._mine(sink, episodes * self.config.pretrain.seeds)
+        mine_dirs = self._mine(sink, episodes)
         sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
         clone = CloneConfig(epochs=self.config.pretrain.epochs, seed=self.config.seed)
         with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
@@ -114,7 +115,9 @@ class ImitationStart:
             for scale in pretrain.scales()
         ]
         if pretrain.attacks:
-            specs.append(MineSpec(**settings, opponent=pretrain.attacks))
+            specs.append(
+                MineSpec(**{**settings, "seeds": pretrain.attacked_seeds()}, opponent=pretrain.attacks)
+            )
         return specs
 
     def mine_dirs(self) -> list[Path]:
@@ -123,14 +126,15 @@ class ImitationStart:
             return [Path(self.config.pretrain.mine)]
         return [spec.default_dir().resolve() for spec in self._specs()]
 
-    def _mine(self, sink: EventSink, episodes: int) -> list[Path]:
-        """Mine what is not mined yet; ``episodes``: those of one mine (progress counts them all)."""
+    def _mine(self, sink: EventSink, days: int) -> list[Path]:
+        """Mine what is not mined yet; ``days``: the run's train days (each mine plays each of
+        them once per grid seed, and progress counts the episodes of every mine)."""
         if self.config.pretrain.mine != "auto":
             return self.mine_dirs()
         from ace_core.imitation.mining import mine
 
         outs = self.mine_dirs()
-        total = max(episodes * len(outs), 1)
+        total = max(days * sum(spec.seeds for spec in self._specs()), 1)
 
         def progress(text: str) -> None:
             print(text, file=sys.stderr, flush=True)

@@ -161,6 +161,21 @@ def test_auto_mines_the_attacked_days_too(tmp_path):
     ]
 
 
+def test_the_attacked_days_mine_takes_its_own_grid_seeds(tmp_path):
+    """pretrain_attack_seeds mines the attacked days with more grid seeds (more attacks drawn)
+    than the other mines, whose cache entries stay those of runs without it."""
+    from ace_core.imitation.mining import MineSpec
+    from ace_core.imitation.pretrain import ImitationStart
+
+    config = TrainConfig(
+        **SHORT, pretrain_mine="auto", pretrain_attacks="random-line", pretrain_attack_seeds=6
+    ).validate()
+    assert ImitationStart(config, tmp_path).mine_dirs() == [
+        MineSpec(env=MINE_ENV, seeds=2).default_dir().resolve(),
+        MineSpec(env=MINE_ENV, seeds=6, opponent="random-line").default_dir().resolve(),
+    ]
+
+
 def test_a_run_under_attacks_mines_the_days_as_the_env_plays_them_with_pretrain_opponent(tmp_path):
     """By default the auto mines play under the run's own opponent; pretrain_opponent sets them
     apart, so a run under the storm clones from the mines of a run on the days as they are."""
@@ -208,6 +223,14 @@ def test_a_run_under_attacks_mines_the_days_as_the_env_plays_them_with_pretrain_
         (
             {"pretrain_attacks": "storm"},
             "pretrain_attacks are attacked days auto mines; set pretrain_mine=auto",
+        ),
+        (
+            {"pretrain_mine": "auto", "pretrain_attack_seeds": 6},
+            "pretrain_attack_seeds are the grid seeds of the attacked days' mine; set pretrain_attacks",
+        ),
+        (
+            {"pretrain_mine": "auto", "pretrain_attacks": "storm", "pretrain_attack_seeds": -1},
+            "pretrain_attack_seeds=-1 is out of range; accepted: 0 to 1000",
         ),
         (
             {"pretrain_mine": "auto", "pretrain_attacks": "storm:cooldown=48", "opponent": "storm"},
