@@ -229,7 +229,7 @@ class PretrainConfig:
         """The opponent of the auto mines of the days as they are and heavier."""
         return self.opponent or run_opponent
 
-    def attacked_seeds(self) -> int:
+    def attacks_mine_seeds(self) -> int:
         """The grid seeds of the attacked days' mine (``pretrain_attacks``)."""
         return self.attack_seeds or self.seeds
 

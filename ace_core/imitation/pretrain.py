@@ -71,12 +71,12 @@ class ImitationStart:
                 "greedy:threshold=0.8,flex=4), or set pretrain_moves=0"
             )
 
-    def run(self, sink: EventSink, episodes: int) -> Path:
+    def run(self, sink: EventSink, days: int) -> Path:
         """Mine (or reuse the mine), clone it, and return the cloned policy's checkpoint.
-        ``episodes``: the train days of the run, to report the mining's progress."""
+        ``days``: the train days of the run, to report the mining's progress."""
         from ace_core.imitation.cloning import CloneConfig, pretrain
 
-        mine_dirs = self._mine(sink, episodes)
+        mine_dirs = self._mine(sink, days)
         sink.emit(MetricsEvent(step=0, values={"pretrain/cloning": 0.0}))
         clone = CloneConfig(epochs=self.config.pretrain.epochs, seed=self.config.seed)
         with preserved_rng():  # cloning seeds torch: the run's own streams go on untouched
@@ -116,7 +116,7 @@ class ImitationStart:
         ]
         if pretrain.attacks:
             specs.append(
-                MineSpec(**{**settings, "seeds": pretrain.attacked_seeds()}, opponent=pretrain.attacks)
+                MineSpec(**{**settings, "seeds": pretrain.attacks_mine_seeds()}, opponent=pretrain.attacks)
             )
         return specs
 
