@@ -9,6 +9,7 @@ zope.interface class declarations make import-linter 2.16 fail (``AttributeError
 from __future__ import annotations
 
 import configparser
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,32 @@ def test_contract_is_kept(contract: str) -> None:
     assert linted.returncode == 0, (
         f"import-linter contract {contract!r} is broken:\n{linted.stdout}{linted.stderr}"
     )
+
+
+HEAVY = ("torch", "grid2op", "lightsim2grid", "ray")
+"""what only the processes that train, simulate or recommend need"""
+WEB_START = f"""
+import sys, django
+django.setup()
+import webapp.asgi, webapp.urls, webapp.operations.tasks, webapp.training.tasks
+from django.urls import get_resolver
+get_resolver().url_patterns
+import ace_core.live, webapp.operations.services
+print(sorted(name for name in {HEAVY!r} if name in sys.modules))
+"""
+
+
+def test_the_web_process_starts_without_torch_or_grid2op() -> None:
+    """A web server or task worker starts with the ASGI app, the URL map and the task modules:
+    none of them loads torch or grid2op (a quarter of the memory and seconds of start-up), which
+    the code that simulates or recommends imports when it first runs (:mod:`ace_core.lazy`)."""
+    started = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", WEB_START],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip().splitlines()[-1] == "[]", started.stdout

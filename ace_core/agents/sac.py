@@ -10,6 +10,7 @@ import torch
 from ace_core.agents.baselines import TimedAgent
 from ace_core.agents.expert import Expert, Search, max_rho
 from ace_core.agents.greedy import best_simulated
+from ace_core.agents.spec import DEFAULT_CHECKED_K
 from ace_core.checkpoint import check_same_space, load_checkpoint, with_policy_moves
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
@@ -20,10 +21,6 @@ from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.flex.proposals import release_move
 from ace_core.grid.simulate import simulate_rho
 from ace_core.rl.sac import SAC
-
-DEFAULT_CHECKED_K = 10
-"""how many of the policy's most likely actions ``sac-checked`` simulates unless told"""
-
 
 RELEASE_BELOW = 0.85
 """a policy that plays continuous moves (a space :meth:`~ace_core.grid.action_space.ActionSpace.with_moves`)

@@ -64,21 +64,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ace_core.agents.baselines import DoNothing, Reconnect, TimedAgent
-from ace_core.agents.expert import Expert
-from ace_core.agents.greedy import Greedy
-from ace_core.agents.sac import (
-    DEFAULT_CHECKED_K,
-    CheckedSacAgent,
-    CriticSacAgent,
-    SacAgent,
-    load_sac,
-    refuse_untrained_critics,
-)
 from ace_core.config.expert import EXPERT_SETTINGS, ExpertConfig, parse_expert_spec
 from ace_core.errors import AgentSpecError
-from ace_core.grid.action_space import ActionSpace, build_action_space
+
+if TYPE_CHECKING:
+    from ace_core.agents.baselines import TimedAgent
+    from ace_core.grid.action_space import ActionSpace
 
 AGENT_SPECS = (
     "do-nothing",
@@ -92,6 +85,8 @@ AGENT_SPECS = (
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
 """the kinds that play a trained policy (``KIND:RUN_DIR...``)"""
+DEFAULT_CHECKED_K = 10
+"""how many of the policy's most likely actions ``sac-checked`` simulates unless told"""
 DEFAULT_K = {"sac-critic": 1, "sac-checked": DEFAULT_CHECKED_K}
 """K when a spec gives none"""
 CHECKED_FLAGS = ("expert", "revert", "critic", "policy", "steady", "swap", "exact")
@@ -347,7 +342,20 @@ def _positive_count(part: str, what: str, example: str) -> int:
 
 
 def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> TimedAgent:
-    """Build the agent a spec names; see the module docstring for the accepted specs."""
+    """Build the agent a spec names; see the module docstring for the accepted specs. The agents'
+    modules (torch, grid2op) are imported here: reading and checking a spec needs neither."""
+    from ace_core.agents.baselines import DoNothing, Reconnect
+    from ace_core.agents.expert import Expert
+    from ace_core.agents.greedy import Greedy
+    from ace_core.agents.sac import (
+        CheckedSacAgent,
+        CriticSacAgent,
+        SacAgent,
+        load_sac,
+        refuse_untrained_critics,
+    )
+    from ace_core.grid.action_space import build_action_space
+
     text = str(spec)
     spec = AgentSpec.parse(spec) if isinstance(spec, str) else spec
     space = space or build_action_space(env)

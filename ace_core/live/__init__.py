@@ -5,7 +5,7 @@
 - :mod:`~ace_core.live.states`: the grid's layout and per-step states (and their deltas);
 - :mod:`~ace_core.live.alarms`: alarms a step raises;
 - :mod:`~ace_core.live.legality`: why an action cannot be played now;
-- :mod:`~ace_core.live.what_if`: an action simulated one step ahead;
+- :mod:`~ace_core.live.what_if_step`: an action simulated one step ahead;
 - :mod:`~ace_core.live.recommendations`: the recommendation pipeline on live envs (with forecasts)
   and its cards;
 - :mod:`~ace_core.live.grid`: ``LiveGrid``, one scenario stepped on demand with recommendations;
@@ -18,73 +18,57 @@
 The names the web app uses are importable from ``ace_core.live`` itself. Pure Python: no Django.
 """
 
-from ace_core.live.actions import (
-    ACTION_KINDS,
-    BUSES,
-    DO_NOTHING,
-    LINE_STATUSES,
-    LiveAction,
-    LiveActionError,
-    absolute_action,
-    card_action,
-    describe_action,
-    lines_switched_off,
-    parse_action,
-    to_grid2op,
-)
-from ace_core.live.alarms import alarms_between, n1_baseline, n1_worse, security_alarms
-from ace_core.live.archive import zip_folder
-from ace_core.live.envs import acquire_env, live_scenarios, release_env, session_scenario
-from ace_core.live.export import ReplayAgent, export_episode, play_day
-from ace_core.live.grid import LiveGrid, StepResult
-from ace_core.live.history import GridHistory
-from ace_core.live.legality import LegalityRules
-from ace_core.live.policy import untrained_policy
-from ace_core.live.recommendations import assessment_dict, card_dict, make_live_env
-from ace_core.live.states import DELTA_KEYS, OVERLOAD, apply_delta, grid_layout, grid_state, state_delta
-from ace_core.live.what_if import WhatIf, what_if
-from ace_core.llm.prompts import explain_messages
+from __future__ import annotations
 
-__all__ = [
-    "ACTION_KINDS",
-    "BUSES",
-    "DELTA_KEYS",
-    "DO_NOTHING",
-    "GridHistory",
-    "LINE_STATUSES",
-    "OVERLOAD",
-    "LegalityRules",
-    "LiveAction",
-    "LiveActionError",
-    "LiveGrid",
-    "ReplayAgent",
-    "StepResult",
-    "WhatIf",
-    "absolute_action",
-    "card_action",
-    "acquire_env",
-    "alarms_between",
-    "n1_baseline",
-    "n1_worse",
-    "apply_delta",
-    "assessment_dict",
-    "card_dict",
-    "describe_action",
-    "explain_messages",
-    "export_episode",
-    "grid_layout",
-    "grid_state",
-    "live_scenarios",
-    "make_live_env",
-    "lines_switched_off",
-    "parse_action",
-    "play_day",
-    "release_env",
-    "security_alarms",
-    "session_scenario",
-    "state_delta",
-    "to_grid2op",
-    "untrained_policy",
-    "what_if",
-    "zip_folder",
-]
+from ace_core.lazy import lazy_names
+
+_HOMES = {
+    "absolute_action": "ace_core.live.actions",
+    "acquire_env": "ace_core.live.envs",
+    "ACTION_KINDS": "ace_core.live.actions",
+    "alarms_between": "ace_core.live.alarms",
+    "apply_delta": "ace_core.live.states",
+    "assessment_dict": "ace_core.live.recommendations",
+    "BUSES": "ace_core.live.actions",
+    "card_action": "ace_core.live.actions",
+    "card_dict": "ace_core.live.recommendations",
+    "DELTA_KEYS": "ace_core.live.states",
+    "describe_action": "ace_core.live.actions",
+    "DO_NOTHING": "ace_core.live.actions",
+    "explain_messages": "ace_core.llm.prompts",
+    "export_episode": "ace_core.live.export",
+    "grid_layout": "ace_core.live.states",
+    "grid_state": "ace_core.live.states",
+    "GridHistory": "ace_core.live.history",
+    "LegalityRules": "ace_core.live.legality",
+    "LINE_STATUSES": "ace_core.live.actions",
+    "lines_switched_off": "ace_core.live.actions",
+    "live_scenarios": "ace_core.live.envs",
+    "LiveAction": "ace_core.live.actions",
+    "LiveActionError": "ace_core.live.actions",
+    "LiveGrid": "ace_core.live.grid",
+    "make_live_env": "ace_core.live.recommendations",
+    "n1_baseline": "ace_core.live.alarms",
+    "n1_worse": "ace_core.live.alarms",
+    "OVERLOAD": "ace_core.live.states",
+    "parse_action": "ace_core.live.actions",
+    "play_day": "ace_core.live.export",
+    "release_env": "ace_core.live.envs",
+    "ReplayAgent": "ace_core.live.export",
+    "security_alarms": "ace_core.live.alarms",
+    "session_scenario": "ace_core.live.envs",
+    "state_delta": "ace_core.live.states",
+    "StepResult": "ace_core.live.grid",
+    "to_grid2op": "ace_core.live.actions",
+    "untrained_policy": "ace_core.live.policy",
+    "what_if": "ace_core.live.what_if_step",
+    "WhatIf": "ace_core.live.what_if_step",
+    "zip_folder": "ace_core.live.archive",
+}
+"""each name the package gives, and the module it lives in (imported on the first use of one of
+its names: :mod:`ace_core.lazy`)"""
+
+__all__ = sorted(_HOMES)
+
+
+__getattr__ = lazy_names(__name__, _HOMES)

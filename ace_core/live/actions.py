@@ -20,13 +20,15 @@ Pmin/Pmax, renewables only, storage power and energy) are the legality rules'.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ace_core.errors import AceError
-from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.flex.moves import FlexMove, FlexMoveError
+
+if TYPE_CHECKING:
+    from ace_core.grid.action_space import ActionSpace
 
 ACTION_KINDS = ("nothing", "index", "topology", "line", "pair")
 LINE_STATUSES = ("connect", "disconnect")

@@ -24,7 +24,7 @@ from ace_core.live.envs import acquire_env, live_scenarios, release_env, session
 from ace_core.live.legality import LegalityRules
 from ace_core.live.recommendations import assessment_dict, live_pipeline
 from ace_core.live.states import grid_state
-from ace_core.live.what_if import WhatIf, what_if
+from ace_core.live.what_if_step import WhatIf, what_if
 from ace_core.recommend.outcomes import Candidate
 from ace_core.recommend.ranking import shortlist
 from ace_core.rl.sac import SAC

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ace_core.live.actions import DO_NOTHING, LiveAction, LiveActionError
 from ace_core.live.grid import LiveGrid
-from ace_core.live.what_if import WhatIf, what_if
+from ace_core.live.what_if_step import WhatIf, what_if
 
 
 class GridHistory:

@@ -9,13 +9,15 @@ console displays.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.flex.moves import supported_kinds
 from ace_core.grid.names import element_names
+
+if TYPE_CHECKING:
+    from ace_core.grid.action_space import ActionSpace
 
 OVERLOAD = 1.0
 

@@ -1,4 +1,4 @@
-"""What-if on the live grid (ace_core/live/what_if.py): any action simulated one step ahead by the
+"""What-if on the live grid (ace_core/live/what_if_step.py): any action simulated one step ahead by the
 recommendation pipeline, as grid2op would, from the current state or one kept from an earlier step."""
 
 from __future__ import annotations

@@ -20,12 +20,16 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ace_core.live import DO_NOTHING, GridHistory, LiveActionError, LiveGrid, parse_action
+from ace_core import live
+from ace_core.live import DO_NOTHING, LiveActionError, parse_action
 from webapp.operations import selectors
 from webapp.operations.errors import OperationsError
 from webapp.operations.models import LiveSession
+
+if TYPE_CHECKING:
+    from ace_core.live import GridHistory
 
 MAX_GRIDS = 4
 """grids kept per process (an env of the 36-bus grid holds ~50 MB)"""
@@ -97,7 +101,7 @@ def _checked_out(session: LiveSession) -> Iterator[_Mirror]:
 def _history_at(mirror: _Mirror, session: LiveSession, step: int) -> GridHistory:
     """The session's grid, played at least to ``step``. Under ``mirror.lock``."""
     if mirror.history is None:
-        grid = LiveGrid(
+        grid = live.LiveGrid(
             session.env,
             session.scenario_index,
             session.seed,
@@ -106,7 +110,7 @@ def _history_at(mirror: _Mirror, session: LiveSession, step: int) -> GridHistory
             max_steps=session.max_steps,
         )
         try:
-            mirror.history = GridHistory(grid)
+            mirror.history = live.GridHistory(grid)
         except Exception:
             grid.close()
             raise

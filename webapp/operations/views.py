@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
 
-from ace_core.live import export_episode, zip_folder
+from ace_core import live
 from webapp import validation
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate
@@ -280,7 +280,7 @@ class ExportView(PermissionGate, View):
                 content_type="text/plain",
             )
         tmp = Path(tempfile.mkdtemp(prefix=f"gridace-session-{pk}-"))
-        folder = export_episode(
+        folder = live.export_episode(
             env_name=session.env,
             scenario_index=session.scenario_index,
             seed=session.seed,
@@ -289,5 +289,5 @@ class ExportView(PermissionGate, View):
             start_step=session.start_step,
             max_steps=session.max_steps,
         )
-        archive = zip_folder(folder.parent, tmp / f"session-{pk}-episode")
+        archive = live.zip_folder(folder.parent, tmp / f"session-{pk}-episode")
         return FileResponse(open(archive, "rb"), as_attachment=True, filename=archive.name)

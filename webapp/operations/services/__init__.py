@@ -8,47 +8,36 @@ name is importable from here, whichever module holds it.
 ``figures``       the simulated figures an operator saw when deciding (kept with the decision)
 ``feed``          what the live feed's worker writes: claims, heartbeats, each recorded step
 ``common``        what every write shares: the locked session row, change notices to consoles
+
+Each module is imported on the first use of one of its names (:mod:`ace_core.lazy`): the API's
+schemas read a limit here, and the feed's writes, which need the live grid, load it only where
+they run.
 """
 
-from webapp.operations.services.common import COMMENT_MAX_LENGTH
-from webapp.operations.services.decisions import action_apply, alarm_acknowledge, recommendation_decide
-from webapp.operations.services.explanations import explanation_record, explanation_request
-from webapp.operations.services.feed import (
-    decisions_close,
-    session_fail,
-    session_heartbeat,
-    session_release,
-    session_resumed,
-    sessions_claim,
-    step_record,
-)
-from webapp.operations.services.forks import session_fork
-from webapp.operations.services.sessions import (
-    CONTROL_COMMANDS,
-    K_RANGE,
-    SPEED_RANGE,
-    session_control,
-    session_start,
-)
+from ace_core.lazy import lazy_names
 
-__all__ = [
-    "COMMENT_MAX_LENGTH",
-    "CONTROL_COMMANDS",
-    "K_RANGE",
-    "SPEED_RANGE",
-    "action_apply",
-    "alarm_acknowledge",
-    "decisions_close",
-    "explanation_record",
-    "explanation_request",
-    "recommendation_decide",
-    "session_control",
-    "session_fail",
-    "session_fork",
-    "session_heartbeat",
-    "session_release",
-    "session_resumed",
-    "session_start",
-    "sessions_claim",
-    "step_record",
-]
+_HOMES = {
+    "action_apply": "webapp.operations.services.decisions",
+    "alarm_acknowledge": "webapp.operations.services.decisions",
+    "COMMENT_MAX_LENGTH": "webapp.operations.services.common",
+    "CONTROL_COMMANDS": "webapp.operations.services.sessions",
+    "decisions_close": "webapp.operations.services.feed",
+    "explanation_record": "webapp.operations.services.explanations",
+    "explanation_request": "webapp.operations.services.explanations",
+    "K_RANGE": "webapp.operations.services.sessions",
+    "recommendation_decide": "webapp.operations.services.decisions",
+    "session_control": "webapp.operations.services.sessions",
+    "session_fail": "webapp.operations.services.feed",
+    "session_fork": "webapp.operations.services.forks",
+    "session_heartbeat": "webapp.operations.services.feed",
+    "session_release": "webapp.operations.services.feed",
+    "session_resumed": "webapp.operations.services.feed",
+    "session_start": "webapp.operations.services.sessions",
+    "sessions_claim": "webapp.operations.services.feed",
+    "SPEED_RANGE": "webapp.operations.services.sessions",
+    "step_record": "webapp.operations.services.feed",
+}
+
+__all__ = sorted(_HOMES)
+
+__getattr__ = lazy_names(__name__, _HOMES)

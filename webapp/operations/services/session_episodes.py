@@ -30,8 +30,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from ace_core import live
 from ace_core.agents.deployed import deployed_checked
-from ace_core.live import export_episode, play_day
 from webapp.audit.services import audit_record
 from webapp.jobs.models import ACTIVE_STATUSES, JobStatus
 from webapp.jobs.recovery import Recovered, job_fail_silent, jobs_fail_silent
@@ -118,7 +118,7 @@ def session_episode(*, session: LiveSession, play: str = "operator") -> Path:
         actions = [{}] * len(actions)  # an empty action is doing nothing (ace_core.live.ReplayAgent)
     return _write_once(
         folder,
-        lambda work: export_episode(
+        lambda work: live.export_episode(
             env_name=session.env,
             scenario_index=session.scenario_index,
             seed=session.seed,
@@ -222,7 +222,7 @@ def day_play_write(*, day_play: DayPlay) -> Path:
         return folder
     return _write_once(
         folder,
-        lambda work: play_day(
+        lambda work: live.play_day(
             env_name=session.env,
             scenario_index=session.scenario_index,
             seed=session.seed,
