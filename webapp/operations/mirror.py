@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ace_core import live
+from ace_core import live  # the grid's modules load when first used here (ace_core.lazy)
 from ace_core.live import DO_NOTHING, LiveActionError, parse_action
 from webapp.operations import selectors
 from webapp.operations.errors import OperationsError

@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
 
-from ace_core import live
+from ace_core import live  # the grid's modules load when first used here (ace_core.lazy)
 from webapp import validation
 from webapp.accounts import roles
 from webapp.accounts.permissions import PermissionGate

@@ -30,7 +30,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from ace_core import live
+from ace_core import live  # the grid's modules load when first used here (ace_core.lazy)
 from ace_core.agents.deployed import deployed_checked
 from webapp.audit.services import audit_record
 from webapp.jobs.models import ACTIVE_STATUSES, JobStatus
