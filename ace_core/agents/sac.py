@@ -10,7 +10,6 @@ import torch
 from ace_core.agents.baselines import TimedAgent
 from ace_core.agents.expert import Expert, Search, max_rho
 from ace_core.agents.greedy import best_simulated
-from ace_core.agents.spec import DEFAULT_CHECKED_K
 from ace_core.checkpoint import check_same_space, load_checkpoint, with_policy_moves
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError
@@ -111,7 +110,7 @@ class CheckedSacAgent(SacAgent):
         sac,
         features,
         rho_threshold: float,
-        k: int = DEFAULT_CHECKED_K,
+        k: int,
         stop: float | None = None,
         expert: Expert | None = None,
         reverter: Expert | None = None,
