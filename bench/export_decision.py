@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from grid2op.Agent import BaseAgent  # noqa: E402
 from grid2op.Runner import Runner  # noqa: E402
 
-from ace_core.agents.spec import load_agent  # noqa: E402
+from ace_core.agents.loading import load_agent  # noqa: E402
 from ace_core.config import TrainConfig  # noqa: E402
 from ace_core.grid.envs import make_env  # noqa: E402
 from ace_core.l2rpn.export import export_run  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ace_core.agents.spec import load_agent  # noqa: E402
+from ace_core.agents.loading import load_agent  # noqa: E402
 from ace_core.errors import ConfigError  # noqa: E402
 from ace_core.grid.envs import make_env  # noqa: E402
 from ace_core.grid.scenarios import Scenario, chronic_lengths  # noqa: E402

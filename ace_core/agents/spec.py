@@ -1,8 +1,10 @@
-"""grid2op agents: do-nothing, reconnect, greedy expert and the trained SAC/ACE policy.
+"""The spec strings that name grid2op agents: do-nothing, reconnect, greedy expert and the trained
+SAC/ACE policy, read and checked here with neither torch nor grid2op.
 
 All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and writes EpisodeData.
-``load_agent(spec, env)`` builds one from a spec string, read by :meth:`AgentSpec.parse` (code that
-names an agent builds an :class:`AgentSpec` and writes it with ``str(spec)``):
+:func:`ace_core.agents.loading.load_agent` builds one from a spec string, read by
+:meth:`AgentSpec.parse` (code that names an agent builds an :class:`AgentSpec` and writes it with
+``str(spec)``):
 
 - ``do-nothing``;
 - ``reconnect``: reconnects a disconnected line as soon as its cooldown allows, else does nothing;
@@ -64,14 +66,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ace_core.config.expert import EXPERT_SETTINGS, ExpertConfig, parse_expert_spec
+from ace_core.config.expert import EXPERT_SETTINGS, parse_expert_spec
 from ace_core.errors import AgentSpecError
-
-if TYPE_CHECKING:
-    from ace_core.agents.baselines import TimedAgent
-    from ace_core.grid.action_space import ActionSpace
 
 AGENT_SPECS = (
     "do-nothing",
@@ -339,69 +336,3 @@ def _positive_count(part: str, what: str, example: str) -> int:
             f"sac-checked {part!r}: {what} must be a positive integer, e.g. sac-checked:runs/a:50:stop=0.95:{example}"
         )
     return int(value)
-
-
-def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> TimedAgent:
-    """Build the agent a spec names; see the module docstring for the accepted specs. The agents'
-    modules (torch, grid2op) are imported here: reading and checking a spec needs neither."""
-    from ace_core.agents.baselines import DoNothing, Reconnect
-    from ace_core.agents.expert import Expert
-    from ace_core.agents.greedy import Greedy
-    from ace_core.agents.sac import (
-        CheckedSacAgent,
-        CriticSacAgent,
-        SacAgent,
-        load_sac,
-        refuse_untrained_critics,
-    )
-    from ace_core.grid.action_space import build_action_space
-
-    text = str(spec)
-    spec = AgentSpec.parse(spec) if isinstance(spec, str) else spec
-    space = space or build_action_space(env)
-    if spec.kind == "do-nothing":
-        return DoNothing(env, space)
-    if spec.kind == "reconnect":
-        return Reconnect(env, space)
-    if spec.kind == "greedy":
-        return Greedy(env, space, config=parse_expert_spec(spec.settings))
-    sac, space, features, config = load_sac(Path(spec.path), env, space)
-    threshold = config.rho_threshold if spec.act is None else spec.act
-    if spec.kind == "sac":
-        return SacAgent(env, space, sac, features, threshold)
-    if spec.kind == "sac-critic":
-        refuse_untrained_critics(sac, text, spec.path)
-        return CriticSacAgent(env, space, sac, features, threshold, spec.top_k)
-    if spec.critic:
-        refuse_untrained_critics(sac, text, spec.path)
-    expert = None
-    if spec.expert or spec.revert:
-        budget = {} if spec.expert_budget is None else {"budget": spec.expert_budget}
-        config = ExpertConfig(
-            threshold=threshold,
-            flex=spec.flex,
-            swap=int(spec.swap),
-            exact=int(spec.exact),
-            release=spec.release or 0.0,
-            **budget,
-        )
-        if spec.release is not None and not config.safe <= spec.release <= threshold:
-            raise AgentSpecError(
-                f"sac-checked release={spec.release!r} must lie between the expert's safe ({config.safe}) "
-                f"and the max rho the policy acts from ({threshold})"
-            )
-        expert = Expert.from_config(space, env.action_space, config)
-    return CheckedSacAgent(
-        env,
-        space,
-        sac,
-        features,
-        threshold,
-        spec.top_k,
-        spec.stop,
-        expert if spec.expert else None,
-        expert if spec.revert else None,
-        spec.critic,
-        spec.policy,
-        spec.steady,
-    )

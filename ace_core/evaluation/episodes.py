@@ -31,7 +31,7 @@ from pathlib import Path
 
 from grid2op.Runner import Runner
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.errors import ConfigError
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ace_core.agents.spec import AgentSpec, load_agent
+from ace_core.agents.loading import load_agent
+from ace_core.agents.spec import AgentSpec
 from ace_core.checkpoint import days_learned
 from ace_core.errors import ConfigError
 from ace_core.evaluation.episodes import (

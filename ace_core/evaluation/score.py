@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from grid2op.utils import ScoreL2RPN2020
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.grid.action_space import cache_dir
 from ace_core.grid.envs import env_dir, make_env, open_env_folder
 from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs

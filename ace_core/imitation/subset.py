@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.errors import ConfigError
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env

@@ -9,7 +9,8 @@ from typing import Any
 
 from grid2op.Agent import BaseAgent
 
-from ace_core.agents.spec import AgentSpec, load_agent
+from ace_core.agents.loading import load_agent
+from ace_core.agents.spec import AgentSpec
 from ace_core.errors import AceError
 from ace_core.grid.action_space import ActionSpace, build_action_space
 from ace_core.grid.envs import make_env

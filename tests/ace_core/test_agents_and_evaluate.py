@@ -6,7 +6,7 @@ import torch
 from grid2op.Episode import EpisodeData
 
 from ace_core.agents.greedy import Greedy
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.checkpoint import load_checkpoint
 from ace_core.config import TrainConfig
 from ace_core.errors import AgentSpecError, CheckpointError, ConfigError

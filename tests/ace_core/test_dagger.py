@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ace_core.agents.expert import expert_from_spec
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.checkpoint import load_checkpoint, save_checkpoint
 from ace_core.cli import main
 from ace_core.grid.envs import make_env

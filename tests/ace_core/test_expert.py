@@ -8,8 +8,8 @@ import pytest
 
 from ace_core.agents.expert import Expert, n1_key, rank_key
 from ace_core.agents.greedy import Greedy
+from ace_core.agents.loading import load_agent
 from ace_core.agents.sac import SacAgent
-from ace_core.agents.spec import load_agent
 from ace_core.config.expert import ExpertConfig, parse_expert_spec
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import build_action_space

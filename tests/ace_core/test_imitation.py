@@ -5,7 +5,7 @@ import json
 import numpy as np
 import torch
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.checkpoint import days_learned
 from ace_core.cli import main
 from ace_core.config import TrainConfig

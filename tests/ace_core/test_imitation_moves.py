@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ace_core.agents.expert import Expert
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.cli import main
 from ace_core.config.expert import parse_expert_spec
 from ace_core.grid.action_space import build_action_space

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from grid2op.Episode import EpisodeData
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.config import TrainConfig
 from ace_core.events import MemorySink
 from ace_core.l2rpn.export import export_run

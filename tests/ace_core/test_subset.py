@@ -2,7 +2,7 @@
 
 
 def test_a_teacher_subset_restricts_training_and_the_saved_policy(tmp_path):
-    from ace_core.agents.spec import load_agent
+    from ace_core.agents.loading import load_agent
     from ace_core.config import TrainConfig
     from ace_core.events import MemorySink
     from ace_core.grid.envs import make_env

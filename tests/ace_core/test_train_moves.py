@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.checkpoint import load_checkpoint
 from ace_core.cli import main
 from ace_core.config import TrainConfig

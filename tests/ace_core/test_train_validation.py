@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from ace_core.agents.spec import load_agent
+from ace_core.agents.loading import load_agent
 from ace_core.checkpoint import days_learned, load_checkpoint, validated_file
 from ace_core.config import TrainConfig
 from ace_core.events import EpisodeEvent, MemorySink, MetricsEvent

@@ -27,7 +27,7 @@ from webapp.training.worker.heartbeat import Heartbeat
 
 
 def agent_spec_for(evaluation: Evaluation) -> str:
-    """How :func:`ace_core.agents.spec.load_agent` names the run's policy: ``sac:<policy file>``, the
+    """How :func:`ace_core.agents.loading.load_agent` names the run's policy: ``sac:<policy file>``, the
     best validated policy when the run validated (what a deployment serves), else the checkpoint,
     with the options its grid's plain policy is shown with (``ace_core.agents.deployed.deployed_plain``)."""
     from ace_core.agents.deployed import deployed_plain
