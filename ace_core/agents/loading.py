@@ -69,4 +69,5 @@ def load_agent(spec: str | AgentSpec, env, space: ActionSpace | None = None) -> 
         spec.critic,
         spec.policy,
         spec.steady,
+        spec.wary,
     )

@@ -99,7 +99,10 @@ class CheckedSacAgent(SacAgent):
     the policy's own choice is tried before reconnect-or-nothing; with ``steady``, while a line
     stays overloaded, the substation changed at the previous step is not changed again (no
     flip-flop between two splits, each best one step ahead, while the overload runs out its
-    overflow allowance). With an expert that goes beyond topology (``flex``), the net's
+    overflow allowance); with ``wary``, while a line is overloaded now, reconnect-or-nothing
+    counts as no better than the state now, whatever its one-step forecast (a forecast that eases
+    the load must not stop the check while the overload runs out its allowance). With an expert
+    that goes beyond topology (``flex``), the net's
     continuous move is played with its pick, and the reverter releases moves in force on calm
     steps."""
 
@@ -117,12 +120,14 @@ class CheckedSacAgent(SacAgent):
         critic_order: bool = False,
         policy_first: bool = False,
         steady: bool = False,
+        wary: bool = False,
     ):
         super().__init__(env, space, sac, features, rho_threshold)
         self.k = k
         self.critic_order = critic_order
         self.policy_first = policy_first
         self.steady = steady
+        self.wary = wary
         self.last_substation: int | None = None
         """the substation the previous step's action changed (None: no topology change)"""
         self.stop = stop
@@ -172,7 +177,8 @@ class CheckedSacAgent(SacAgent):
             self.stats["simulate_calls"] += len(candidates)
             action = best_simulated(obs, self.space, self.action_space, candidates)[0]
         else:
-            tried = self.first_safe(obs, candidates)
+            wary_of = default if self.wary and obs.rho.max() >= 1.0 else None
+            tried = self.first_safe(obs, candidates, wary_of)
             action = min(tried, key=tried.get)  # dicts keep order: the earlier candidate wins ties
             if self.expert is not None and tried[action] >= self.stop:
                 searched = self.expert_search(obs, tried)
@@ -181,12 +187,15 @@ class CheckedSacAgent(SacAgent):
         self.count_decision(True, action)
         return action
 
-    def first_safe(self, obs, candidates: list[int]) -> dict[int, float]:
-        """Simulated max rho of the candidates, in order, up to the first below ``stop``."""
+    def first_safe(self, obs, candidates: list[int], wary_of: int | None = None) -> dict[int, float]:
+        """Simulated max rho of the candidates, in order, up to the first below ``stop``;
+        ``wary_of`` (doing nothing while a line is overloaded) counts as no lower than max rho now."""
         tried: dict[int, float] = {}
         for index in candidates:
             self.stats["simulate_calls"] += 1
             tried[index] = max_rho(simulate_rho(obs, self.space.to_grid2op(index, self.action_space)))
+            if index == wary_of:
+                tried[index] = max(tried[index], float(obs.rho.max()))
             if tried[index] < self.stop:
                 break
         return tried

@@ -44,6 +44,10 @@ All are ``grid2op.Agent.BaseAgent``s, so grid2op's Runner evaluates them and wri
 - ``...:steady``: while a line stays overloaded, the substation the previous step changed is not
   changed again (the expert's pick too): no flip-flop between two splits that are each best one
   step ahead while the overload runs out its allowance;
+- ``...:wary`` (with a stop): while a line is overloaded now (max rho at least 1, its overflow
+  counter running), reconnect-or-nothing is not taken as safe on its one-step forecast alone: it
+  counts as no better than the state now, so the policy's candidates are simulated too, and the
+  expert's net searches when none is below the stop (the expert acts on such a step);
 - ``...:revert`` (with or without a stop): on calm steps, a split substation goes back to the
   reference topology when that keeps max rho below the expert's ``safe`` (the expert's step 4),
   which the policy, taught only on stressed steps, never does;
@@ -77,7 +81,7 @@ AGENT_SPECS = (
     "greedy:key=value,...",
     "sac:RUN_DIR[:act=R]",
     "sac-critic:RUN_DIR[:K][:act=R]",
-    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:release=R][:swap][:exact]",
+    "sac-checked:RUN_DIR[:K][:stop=R][:act=R][:expert[=N]][:revert][:critic][:policy][:steady][:wary][:flex=K][:release=R][:swap][:exact]",
 )
 KINDS = ("do-nothing", "reconnect", "greedy", "sac", "sac-critic", "sac-checked")
 POLICY_KINDS = ("sac", "sac-critic", "sac-checked")
@@ -86,7 +90,7 @@ DEFAULT_CHECKED_K = 10
 """how many of the policy's most likely actions ``sac-checked`` simulates unless told"""
 DEFAULT_K = {"sac-critic": 1, "sac-checked": DEFAULT_CHECKED_K}
 """K when a spec gives none"""
-CHECKED_FLAGS = ("expert", "revert", "critic", "policy", "steady", "swap", "exact")
+CHECKED_FLAGS = ("expert", "revert", "critic", "policy", "steady", "wary", "swap", "exact")
 FLEX_FLAGS = ("swap", "exact")
 """flags of the net's continuous moves, written after ``flex=K``"""
 
@@ -121,6 +125,8 @@ class AgentSpec:
     """sac-checked: the policy's own choice simulated first, before reconnect-or-nothing"""
     steady: bool = False
     """sac-checked: no change again, while a line stays overloaded, to the substation just changed"""
+    wary: bool = False
+    """sac-checked with ``stop``: while a line is overloaded, doing nothing is not safe on its forecast alone"""
     flex: int = 0
     """sac-checked with ``expert`` and ``revert``: continuous moves the safety net may try (0: none)"""
     swap: bool = False
@@ -215,6 +221,11 @@ def check_spec(spec: AgentSpec) -> None:
         raise AgentSpecError(
             "sac-checked's expert fallback needs a stop (it searches when no candidate is below it)"
         )
+    if spec.wary and spec.stop is None:
+        raise AgentSpecError(
+            "sac-checked's wary needs a stop (without one every candidate is simulated and the lowest "
+            "plays already), e.g. sac-checked:runs/a:10:stop=0.95:expert=10:wary"
+        )
     budget = spec.expert_budget
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise AgentSpecError(f"sac-checked expert={budget!r}: the budget must be a positive integer")
@@ -279,7 +290,7 @@ def split_act(kind: str, argument: str) -> tuple[str, float | None]:
 
 
 def parse_checked_spec(argument: str, act: float | None = None) -> AgentSpec:
-    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:flex=K][:release=R][:swap][:exact]``
+    """The sac-checked spec of ``RUN_DIR[:K][:stop=R][:expert[=N]][:revert][:critic][:policy][:steady][:wary][:flex=K][:release=R][:swap][:exact]``
     (its act=R already split off: ``act``)."""
     path, stop, flags, budget, flex, release = argument, None, set(), None, 0, None
     head, _, tail = path.rpartition(":")

@@ -319,6 +319,31 @@ def test_a_steady_check_does_not_change_again_the_substation_it_just_changed(tmp
     assert checked, "no overloaded step where the check changed a substation"
 
 
+def test_a_wary_check_does_not_stop_at_doing_nothing_while_a_line_is_overloaded(tmp_path):
+    """``:wary``: on a step with a line overloaded now whose one-step forecast eases it below the
+    stop, the plain check plays doing nothing after one simulation; the wary one counts doing
+    nothing as no better than now and simulates the policy's candidates too."""
+    from ace_core.grid.action_space import build_action_space
+    from ace_core.grid.envs import make_env
+    from ace_core.live import untrained_policy
+
+    env = make_env("rte_case14_realistic")
+    space = build_action_space(env)
+    policy = untrained_policy("rte_case14_realistic", tmp_path / "checkpoint.pt", hidden=32)
+    env.reset(seed=0, options={"time serie id": 0})
+    env.fast_forward_chronics(864)
+    obs = env.get_obs()
+    now, forecast = obs.rho.max(), obs.simulate(env.action_space({}))[0].rho.max()
+    assert 1.0 <= now and 0 < forecast < now  # overloaded now, eased by the forecast
+    stop = (forecast + now) / 2
+    plain = load_agent(f"sac-checked:{policy}:10:stop={stop}", env, space)
+    wary = load_agent(f"sac-checked:{policy}:10:stop={stop}:wary", env, space)
+    assert plain.choose(obs) == 0 and plain.simulate_calls == 1
+    wary.choose(obs)
+    assert wary.simulate_calls > 1
+    assert wary.first_safe(obs, [0], wary_of=0) == {0: now}  # doing nothing counts as the state now
+
+
 def test_the_safety_net_goes_beyond_topology_and_releases_its_moves_when_calm(
     tight_sandbox, tight_obs, sandbox_run
 ):

@@ -59,6 +59,7 @@ def checked_specs(draw) -> AgentSpec:
     stop = draw(max_rhos)
     flags = {flag: draw(st.booleans()) for flag in CHECKED_FLAGS}
     flags["expert"] = flags["expert"] and stop is not None  # the fallback needs a stop
+    flags["wary"] = flags["wary"] and stop is not None  # and so does wary
     budget = draw(ks) if flags["expert"] else None  # and a budget needs the fallback
     flex = draw(st.integers(0, 64)) if flags["expert"] and flags["revert"] else 0  # moves need both
     for flag in FLEX_FLAGS:  # and so do the flags of how moves are played
@@ -112,6 +113,7 @@ def test_every_spec_reads_back_from_its_text(spec):
         "sac-checked:runs/a:3:stop=0.95:expert:revert:critic",
         "sac-checked:runs/a:50:stop=0.95:expert:policy",
         "sac-checked:runs/a:50:stop=0.95:expert:steady",
+        "sac-checked:runs/a:10:stop=0.95:expert=10:wary",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=200",
         "sac-checked:runs/a:revert",
         "sac-checked:runs/a:50:stop=0.9:act=0.95:expert=50:revert:flex=4",
@@ -154,6 +156,7 @@ def test_act_and_the_flags_may_come_in_any_order_and_the_defaults_stay_implicit(
             "sac-checked:runs/a:3:stop=0.9:expert:revert:flex=0",
             "the number of continuous moves must be a positive",
         ),
+        ("sac-checked:runs/a:3:wary", "sac-checked's wary needs a stop"),
         ("sac-checked:runs/a:3:stop=0.9:expert:revert:swap", "sac-checked's swap needs flex"),
         ("sac-checked:runs/a:3:stop=0.9:expert:revert:exact", "sac-checked's exact needs flex"),
         (
