@@ -167,9 +167,9 @@ def test_checked_policy_stops_at_the_first_safe_candidate(sandbox, sandbox_run):
 def spy(first_safe, asked: list):
     """``first_safe`` that also records the candidates it was asked to simulate, in order."""
 
-    def recording(obs, candidates):
+    def recording(obs, candidates, wary_of=None):
         asked.extend(candidates)
-        return first_safe(obs, candidates)
+        return first_safe(obs, candidates, wary_of)
 
     return recording
 
