@@ -151,7 +151,7 @@ class CheckedSacAgent(SacAgent):
     def _held(self, obs) -> int | None:
         """With ``steady``: the substation not to change again now (changed at the previous step,
         and a line still overloaded)."""
-        if self.steady and self.last_substation is not None and obs.rho.max() >= 1.0:
+        if self.steady and self.last_substation is not None and overloaded(obs):
             return self.last_substation
         return None
 
@@ -177,7 +177,7 @@ class CheckedSacAgent(SacAgent):
             self.stats["simulate_calls"] += len(candidates)
             action = best_simulated(obs, self.space, self.action_space, candidates)[0]
         else:
-            wary_of = default if self.wary and obs.rho.max() >= 1.0 else None
+            wary_of = default if self.wary and overloaded(obs) else None
             tried = self.first_safe(obs, candidates, wary_of)
             action = min(tried, key=tried.get)  # dicts keep order: the earlier candidate wins ties
             if self.expert is not None and tried[action] >= self.stop:
@@ -206,6 +206,11 @@ class CheckedSacAgent(SacAgent):
         self.stats["expert_steps"] += 1
         self.stats["simulate_calls"] += search.simulations - len(tried)
         return search
+
+
+def overloaded(obs) -> bool:
+    """A line is over its limit now (its overflow counter runs: left so, it trips)."""
+    return bool(obs.rho.max() >= 1.0)
 
 
 def load_sac(
