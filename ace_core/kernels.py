@@ -12,12 +12,19 @@ as AVX512 ones (docs/results-platform.md, "Pinned kernels"). On other vendors' C
 MKL keeps its automatic branch; ``MKL_CBWR=COMPATIBLE``, its branch for every vendor, makes an
 Intel and an AMD machine agree at a cost in speed (docs/results-118bus.md, "A clone across
 machines").
+
+The thread count is part of the bits too: MKL splits a matrix product across threads and, on an
+Intel CPU, sums the parts in another order (docs/results-stress.md, "A clone across machines: the
+Intel side"). Runs train on ``torch_threads`` (1 by default) and clones are made on
+:data:`CLONE_THREADS` (:func:`torch_threads`), whatever the machine's core count.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import sys
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -25,6 +32,9 @@ CAPABILITY_VARIABLE = "ATEN_CPU_CAPABILITY"
 PINNED = "avx2"
 MKL_BRANCH_VARIABLE = "MKL_CBWR"
 MKL_PINNED = "AVX2"
+CLONE_THREADS = 1
+"""torch's threads while cloning (``ace_core.imitation.cloning.pretrain``), as a run's RL trains by
+default: a clone of the same mines is the same on a 2-core and a 16-core machine"""
 CPU_INFO = Path("/proc/cpuinfo")
 """where Linux describes the CPU: its model and its instruction sets"""
 
@@ -54,12 +64,28 @@ def pin_cpu_kernels(environ: MutableMapping[str, str] = os.environ, cpuinfo: Pat
     return environ.get(CAPABILITY_VARIABLE)
 
 
-def kernels_in_force(cpuinfo: Path = CPU_INFO) -> dict[str, str | None]:
-    """What a run's figures were computed on, for its report: the CPU's model and the kernels
-    asked of torch and MKL (None: their own pick). Two runs of one seed that differ across
-    machines are compared on these first."""
+def kernels_in_force(cpuinfo: Path = CPU_INFO) -> dict[str, str | int | None]:
+    """What a run's figures were computed on, for its report: the CPU's model, the kernels asked
+    of torch and MKL (None: their own pick) and torch's threads now (None before torch is
+    imported). Two runs of one seed that differ across machines are compared on these first."""
+    torch = sys.modules.get("torch")
     return {
         "cpu": _cpu_field("model name", cpuinfo) or platform.processor() or None,
         CAPABILITY_VARIABLE: os.environ.get(CAPABILITY_VARIABLE),
         MKL_BRANCH_VARIABLE: os.environ.get(MKL_BRANCH_VARIABLE),
+        "threads": torch.get_num_threads() if torch else None,
     }
+
+
+@contextlib.contextmanager
+def torch_threads(count: int):
+    """Torch computes on ``count`` threads inside this block (or the function it decorates), and
+    on as many as before after it."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

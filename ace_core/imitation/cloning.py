@@ -27,7 +27,7 @@ import torch
 
 from ace_core.grid.action_space import DO_NOTHING, ActionSpace
 from ace_core.imitation.data import Dataset
-from ace_core.kernels import kernels_in_force
+from ace_core.kernels import CLONE_THREADS, kernels_in_force, torch_threads
 from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.sac import SAC
 
@@ -109,6 +109,7 @@ def agreement(sac: SAC, dataset: Dataset, rows: np.ndarray) -> float:
     return hits / len(rows)
 
 
+@torch_threads(CLONE_THREADS)
 def pretrain(
     env_name: str,
     dataset_path,
@@ -122,7 +123,9 @@ def pretrain(
     into a fresh policy and save it as a run checkpoint. ``moves``: the policy also plays the
     ``moves`` most frequent discrete forms of the continuous moves the expert played
     (:mod:`ace_core.grid.flex.discrete`; mines of an expert with ``flex``), learned at the
-    decisions ``move_labels`` names (:data:`~ace_core.config.checks.MOVE_LABELS`)."""
+    decisions ``move_labels`` names (:data:`~ace_core.config.checks.MOVE_LABELS`). Torch clones on
+    :data:`~ace_core.kernels.CLONE_THREADS` threads, so the clone is the same whatever the
+    machine's cores and the caller's threads."""
     from ace_core.checkpoint import CHECKPOINT_NAME, save_checkpoint, write_days_learned
     from ace_core.config import TrainConfig
     from ace_core.config.checks import MOVE_LABELS, in_range, one_of

@@ -14,6 +14,7 @@ from ace_core.grid.envs import make_env
 from ace_core.imitation.cloning import CloneConfig, agreement, behaviour_clone, split_by_day
 from ace_core.imitation.data import load_dataset
 from ace_core.imitation.mine_files import mine_days
+from ace_core.kernels import CLONE_THREADS
 from ace_core.rl.sac import SAC
 
 
@@ -53,6 +54,22 @@ def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
     assert report["weights_digest"] == agent.sac.weights_digest()  # the networks it wrote
     np.testing.assert_allclose(agent.features.load_scale, load_dataset(out, agent.space).load_scale)
     assert days_learned(run) == mine_days(out) == ["000@0+16", "000@16+16", "000@32+16"]  # the mine's days
+
+
+def test_a_clone_is_made_on_the_same_threads_whatever_the_callers(mined, tmp_path):
+    spec, out, _ = mined
+    reports = []
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        run = tmp_path / f"bc-caller-{threads}"
+        assert (
+            main(["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "2"])
+            == 0
+        )
+        assert torch.get_num_threads() == threads  # the caller's count, given back
+        reports.append(json.loads((run / "pretrain.json").read_text()))
+    assert [report["kernels"]["threads"] for report in reports] == [CLONE_THREADS, CLONE_THREADS]
+    assert reports[0]["weights_digest"] == reports[1]["weights_digest"]
 
 
 def test_an_evaluation_refuses_the_days_its_policy_learned_from(mined, tmp_path, capsys):

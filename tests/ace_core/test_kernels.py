@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from ace_core.kernels import (
     CAPABILITY_VARIABLE,
@@ -13,6 +14,7 @@ from ace_core.kernels import (
     cpu_has_avx2,
     kernels_in_force,
     pin_cpu_kernels,
+    torch_threads,
 )
 
 WHAT_RUNS = (
@@ -67,4 +69,12 @@ def test_a_report_names_the_cpu_and_the_kernels_asked_for(tmp_path, monkeypatch)
         "cpu": "AMD EPYC 9654",
         CAPABILITY_VARIABLE: "avx2",
         MKL_BRANCH_VARIABLE: None,
+        "threads": torch.get_num_threads(),
     }
+
+
+def test_torch_computes_on_the_threads_asked_for_then_on_as_many_as_before():
+    before = torch.get_num_threads()
+    with torch_threads(before + 1):
+        assert torch.get_num_threads() == before + 1 and kernels_in_force()["threads"] == before + 1
+    assert torch.get_num_threads() == before

@@ -1,0 +1,75 @@
+"""Which of torch's operations give other bits on another CPU: one JSON line of 16-hex digests,
+one per operation a clone's training does (matrix products forward and backward, the
+activations, softmax and log-softmax, a sum, an Adam step), each on fixed inputs, under the
+kernels in force (``ace_core.kernels`` pins them unless the environment chose). Run it on two
+machines, under the same settings, and compare the lines: the first operation whose digest
+differs is where two clones of the same mines part (docs/results-stress.md, "A clone across
+machines: the Intel side").
+
+    .venv/bin/python bench/kernel_digests.py
+    MKL_CBWR=COMPATIBLE .venv/bin/python bench/kernel_digests.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from ace_core.kernels import kernels_in_force  # noqa: E402  (importing ace_core pins the kernels before any op)
+
+# the shapes of a 14-bus clone's layers: a batch of 256 feature rows into 512 hidden units
+BATCH, FEATURES, HIDDEN = 256, 467, 512
+
+
+def digest(tensor: torch.Tensor) -> str:
+    return hashlib.sha256(tensor.detach().contiguous().numpy().tobytes()).hexdigest()[:16]
+
+
+def operations() -> dict[str, torch.Tensor]:
+    """Each operation's result on inputs drawn from torch's own generator (the same on any CPU),
+    every one on the drawn inputs themselves, so that one digest that differs names one kernel."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(BATCH, FEATURES, generator=generator)
+    h = torch.randn(BATCH, HIDDEN, generator=generator)
+    layer = torch.nn.Linear(FEATURES, HIDDEN)
+    with torch.no_grad():
+        layer.weight.copy_(torch.randn(HIDDEN, FEATURES, generator=generator) / FEATURES**0.5)
+        layer.bias.copy_(torch.randn(HIDDEN, generator=generator))
+    results = {
+        "randn": h,
+        "linear": layer(x),
+        "matmul_square": h[:, :BATCH] @ h[:, :BATCH],
+        "relu": torch.relu(h),
+        "tanh": torch.tanh(h),
+        "exp": torch.exp(h),
+        "log1p": torch.log1p(h.abs()),
+        "softmax": torch.softmax(h, dim=1),
+        "log_softmax": torch.log_softmax(h, dim=1),
+        "sum": h.sum(dim=0),
+        "layer_norm": torch.nn.functional.layer_norm(h, (HIDDEN,)),
+    }
+    (torch.log_softmax(layer(x), dim=1)[:, 0].mean()).backward()
+    results["grad_weight"] = layer.weight.grad
+    results["grad_bias"] = layer.bias.grad
+    with torch.no_grad():
+        layer.weight.grad.copy_(torch.randn(HIDDEN, FEATURES, generator=generator))
+        layer.bias.grad.copy_(torch.randn(HIDDEN, generator=generator))
+    torch.optim.Adam(layer.parameters(), lr=1e-3).step()
+    results["adam_step"] = layer.weight
+    return results
+
+
+def main() -> None:
+    line = {"kernels": kernels_in_force(), "torch": torch.__version__}
+    line.update({name: digest(result) for name, result in operations().items()})
+    print(json.dumps(line))
+
+
+if __name__ == "__main__":
+    main()
