@@ -205,21 +205,6 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 **_THREE_DAY_14BUS,
             ),
             _recipe(
-                "imitation-sac-14bus-3day-stress",
-                """The three-day 14-bus recipe with a fourth mine, the train days x1.15 (the other
-                three shared with it): the policy to deploy checked on heavier days. On the
-                heavier three-day validation episodes, checked as deployed (top 10, a net of 10),
-                it holds longer than the three-day recipe's policy over two sets of 3 training
-                seeds (x1.10 0.81 against 0.58-0.62, above the expert's 0.745) with as few
-                simulations; plain, it holds less long (chosen for the check only: the three-day
-                recipe stays the plain policy). About 6 min per run on one core once
-                the mines are made. Figures: docs/results-stress.md (an x1.15 mine for the
-                check).""",
-                (GRID_14_BUS,),
-                minutes=10,
-                **{**_THREE_DAY_14BUS, "pretrain_demand_scales": "1.05,1.1,1.15"},
-            ),
-            _recipe(
                 "imitation-sac-14bus-3day-attacks",
                 """The three-day 14-bus recipe for a grid under line attacks, one plain policy for both
                 kinds of day: its mines are those of the three-day recipe (the train days as they

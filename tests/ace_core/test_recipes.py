@@ -155,17 +155,3 @@ def test_the_36bus_stress_rl_recipes_start_from_the_stress_clones_mines(
     assert rl.validate().anchor_mines() == ["auto"] and rl.sac.anchor > 0
     assert (rl.rho_threshold, rl.demand_scale, rl.opponent) == (1.0, demand_scale, opponent)
     assert (rl.validation.demand_scale, rl.validation.opponent) == (1.1, "storm")
-
-
-def test_the_14bus_stress_recipe_adds_an_x115_mine_to_the_three_day_recipes_own(tmp_path):
-    """The policy for the check on heavier days: the three-day recipe's settings and mines (the
-    same cache entries) and the train days x1.15 beside them."""
-    three_day, stress = (
-        recipe_get(name).config(seed=1)
-        for name in ("imitation-sac-14bus-3day", "imitation-sac-14bus-3day-stress")
-    )
-    mines = ImitationStart(three_day, tmp_path / "three-day").mine_dirs()
-    stress_mines = ImitationStart(stress, tmp_path / "stress").mine_dirs()
-    assert stress_mines[: len(mines)] == mines and len(stress_mines) == len(mines) + 1 == 4
-    assert stress.pretrain.demand_scales == "1.05,1.1,1.15"
-    assert dataclasses.replace(stress, pretrain=three_day.pretrain) == three_day
