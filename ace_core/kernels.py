@@ -9,13 +9,12 @@ conditional numerical reproducibility) for MKL's branch, each unless already set
 choice wins). Both are read at the first operation, not at import, so setting them when
 ``ace_core`` is imported is early enough. On the machines measured, AVX2 kernels train as fast
 as AVX512 ones (docs/results-platform.md, "Pinned kernels"). On other vendors' CPUs than Intel's
-MKL keeps its automatic branch; ``MKL_CBWR=COMPATIBLE``, its branch for every vendor, makes an
-Intel and an AMD machine agree at a cost in speed (docs/results-118bus.md, "A clone across
-machines").
+MKL keeps its automatic branch; ``MKL_CBWR=COMPATIBLE``, its branch for every vendor, does not
+make an Intel and an AMD machine agree either (docs/results-118bus.md, "A clone across machines";
+docs/results-stress.md, "A clone across machines: the Intel side").
 
-The thread count is part of the bits too: MKL splits a matrix product across threads and, on an
-Intel CPU, sums the parts in another order (docs/results-stress.md, "A clone across machines: the
-Intel side"). Runs train on ``torch_threads`` (1 by default) and clones are made on
+The thread count is part of the bits too: on an Intel CPU, MKL's matrix products give other bits
+on one thread and on two (docs/results-stress.md, "A clone across machines: the Intel side"). Runs train on ``torch_threads`` (1 by default) and clones are made on
 :data:`CLONE_THREADS` (:func:`torch_threads`), whatever the machine's core count.
 """
 

@@ -2,9 +2,9 @@
 one per operation a clone's training does (matrix products forward and backward, the
 activations, softmax and log-softmax, a sum, an Adam step), each on fixed inputs, under the
 kernels in force (``ace_core.kernels`` pins them unless the environment chose). Run it on two
-machines, under the same settings, and compare the lines: the first operation whose digest
-differs is where two clones of the same mines part (docs/results-stress.md, "A clone across
-machines: the Intel side").
+machines, under the same settings, and compare the lines: the operations whose digests differ
+are where two clones of the same mines part (docs/results-stress.md, "A clone across machines:
+the Intel side").
 
     .venv/bin/python bench/kernel_digests.py
     MKL_CBWR=COMPATIBLE .venv/bin/python bench/kernel_digests.py
@@ -23,8 +23,8 @@ import torch  # noqa: E402
 
 from ace_core.kernels import kernels_in_force  # noqa: E402  (importing ace_core pins the kernels before any op)
 
-# the shapes of a 14-bus clone's layers: a batch of 256 feature rows into 512 hidden units
-BATCH, FEATURES, HIDDEN = 256, 467, 512
+# the shapes of the 14-bus clone's first layer: a batch of 64 feature rows (189 features) into 256 hidden units
+BATCH, FEATURES, HIDDEN = 64, 189, 256
 
 
 def digest(tensor: torch.Tensor) -> str:

@@ -58,16 +58,17 @@ def test_pretrain_writes_a_policy_the_agents_load(mined, tmp_path, capsys):
 
 def test_a_clone_is_made_on_the_same_threads_whatever_the_callers(mined, tmp_path):
     spec, out, _ = mined
-    reports = []
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        run = tmp_path / f"bc-caller-{threads}"
-        assert (
-            main(["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "2"])
-            == 0
-        )
-        assert torch.get_num_threads() == threads  # the caller's count, given back
-        reports.append(json.loads((run / "pretrain.json").read_text()))
+    reports, before = [], torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            run = tmp_path / f"bc-caller-{threads}"
+            args = ["pretrain", "--env", spec.env, "--dataset", str(out), "--out", str(run), "--epochs", "2"]
+            assert main(args) == 0
+            assert torch.get_num_threads() == threads  # the caller's count, given back
+            reports.append(json.loads((run / "pretrain.json").read_text()))
+    finally:
+        torch.set_num_threads(before)
     assert [report["kernels"]["threads"] for report in reports] == [CLONE_THREADS, CLONE_THREADS]
     assert reports[0]["weights_digest"] == reports[1]["weights_digest"]
 
