@@ -18,6 +18,7 @@ from ace_core.grid.candidates import disguised_noops, real_action, reconnect_or_
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.flex.proposals import release_move
+from ace_core.grid.outcome import OVERLOAD
 from ace_core.grid.simulate import simulate_rho
 from ace_core.rl.sac import SAC
 
@@ -210,7 +211,7 @@ class CheckedSacAgent(SacAgent):
 
 def overloaded(obs) -> bool:
     """A line is over its limit now (its overflow counter runs: left so, it trips)."""
-    return bool(obs.rho.max() >= 1.0)
+    return bool(obs.rho.max() >= OVERLOAD)
 
 
 def load_sac(

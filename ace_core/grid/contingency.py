@@ -25,10 +25,9 @@ import numpy as np
 
 from ace_core.errors import ConfigError
 from ace_core.grid.names import element_names
+from ace_core.grid.outcome import OVERLOAD
 from ace_core.grid.simulate import simulate_many
 from ace_core.grid.solved import SolvedGrid
-
-OVERLOAD = 1.0
 
 
 class ContingencyListError(ConfigError):
