@@ -8,13 +8,18 @@ wherever the CPU has it: ``ATEN_CPU_CAPABILITY`` for torch's kernels, ``MKL_CBWR
 conditional numerical reproducibility) for MKL's branch, each unless already set (an operator's
 choice wins). Both are read at the first operation, not at import, so setting them when
 ``ace_core`` is imported is early enough. On the machines measured, AVX2 kernels train as fast
-as AVX512 ones (docs/results-platform.md, "Pinned kernels"). On other vendors' CPUs than Intel's
-MKL keeps its automatic branch; ``MKL_CBWR=COMPATIBLE``, its branch for every vendor, does not
-make an Intel and an AMD machine agree either (docs/results-118bus.md, "A clone across machines";
-docs/results-stress.md, "A clone across machines: the Intel side").
+as AVX512 ones (docs/results-platform.md, "Pinned kernels"). MKL's AVX2 branch still gives an
+Intel and an AMD CPU other matrix products on two threads and another ``exp``;
+``MKL_CBWR=COMPATIBLE`` (its branch for every vendor) gives them the same in every operation
+measured but Adam's square root, more slowly: an operator's choice, not the default
+(docs/results-stress.md, "A clone across machines: the square root").
+
+Adam's square roots are part of the bits as well: models train with :func:`adam` (torch's fused
+kernel, the CPU's own square roots), not with MKL's vector maths, which rounds them by vendor.
 
 The thread count is part of the bits too: on an Intel CPU, MKL's matrix products give other bits
-on one thread and on two (docs/results-stress.md, "A clone across machines: the Intel side"). Runs train on ``torch_threads`` (1 by default) and clones are made on
+on one thread and on two (docs/results-stress.md, "A clone across machines: the Intel side").
+Runs train on ``torch_threads`` (1 by default) and clones are made on
 :data:`CLONE_THREADS` (:func:`torch_threads`), whatever the machine's core count.
 """
 
@@ -88,3 +93,14 @@ def torch_threads(count: int):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def adam(params, **options):
+    """``torch.optim.Adam`` as every GridACE model trains with it: torch's fused CPU kernel, which
+    computes each step with the CPU's own vector instructions (its square roots correctly rounded).
+    The unfused step takes its square roots from MKL's vector maths, which on an AMD EPYC rounds
+    16% of float32 square roots otherwise than the instruction does, whatever ``MKL_CBWR`` says
+    (docs/results-stress.md, "A clone across machines: the square root")."""
+    import torch
+
+    return torch.optim.Adam(params, fused=True, **options)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from ace_core.kernels import kernels_in_force  # noqa: E402  (importing ace_core pins the kernels before any op)
+from ace_core.kernels import adam, kernels_in_force  # noqa: E402  (importing ace_core pins the kernels before any op)
 
 # the shapes of the 14-bus clone's first layer: a batch of 64 feature rows (189 features) into 256 hidden units
 BATCH, FEATURES, HIDDEN = 64, 189, 256
@@ -48,6 +48,7 @@ def operations() -> dict[str, torch.Tensor]:
         "relu": torch.relu(h),
         "tanh": torch.tanh(h),
         "exp": torch.exp(h),
+        "sqrt": torch.sqrt(h.abs()),
         "log1p": torch.log1p(h.abs()),
         "softmax": torch.softmax(h, dim=1),
         "log_softmax": torch.log_softmax(h, dim=1),
@@ -55,13 +56,20 @@ def operations() -> dict[str, torch.Tensor]:
         "layer_norm": torch.nn.functional.layer_norm(h, (HIDDEN,)),
     }
     (torch.log_softmax(layer(x), dim=1)[:, 0].mean()).backward()
-    results["grad_weight"] = layer.weight.grad
-    results["grad_bias"] = layer.bias.grad
+    results["grad_weight"] = layer.weight.grad.clone()  # a copy: the grads are overwritten below
+    results["grad_bias"] = layer.bias.grad.clone()
     with torch.no_grad():
         layer.weight.grad.copy_(torch.randn(HIDDEN, FEATURES, generator=generator))
         layer.bias.grad.copy_(torch.randn(HIDDEN, generator=generator))
+    start = layer.weight.detach().clone(), layer.bias.detach().clone()
     torch.optim.Adam(layer.parameters(), lr=1e-3).step()
-    results["adam_step"] = layer.weight
+    results["adam_step"] = layer.weight.detach().clone()  # unfused: square roots from MKL's vector maths
+    with torch.no_grad():
+        layer.weight.copy_(start[0])
+        layer.bias.copy_(start[1])
+    results["clip_grad_norm"] = torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
+    adam(layer.parameters(), lr=1e-3).step()
+    results["adam_fused"] = layer.weight.detach().clone()  # as GridACE trains: the CPU's own square roots
     return results
 
 

@@ -27,7 +27,7 @@ import torch
 
 from ace_core.grid.action_space import DO_NOTHING, ActionSpace
 from ace_core.imitation.data import Dataset
-from ace_core.kernels import CLONE_THREADS, kernels_in_force, torch_threads
+from ace_core.kernels import CLONE_THREADS, adam, kernels_in_force, torch_threads
 from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.sac import SAC
 
@@ -75,7 +75,7 @@ def behaviour_clone(
     features = torch.from_numpy(dataset.features[rows])
     masks = torch.from_numpy(top_masks(sac.space, dataset.legal(rows)))
     actions = torch.from_numpy(dataset.actions[rows])
-    optimizer = torch.optim.Adam(sac.actor.parameters(), lr=config.lr)
+    optimizer = adam(sac.actor.parameters(), lr=config.lr)
     generator = torch.Generator().manual_seed(config.seed)
     losses = []
     for _ in range(config.epochs):

@@ -38,6 +38,7 @@ from torch.nn import functional as F
 
 from ace_core.config.sections import SACConfig
 from ace_core.grid.action_space import ActionSpace
+from ace_core.kernels import adam
 from ace_core.rl.buffer import SOURCE_LLM, Batch
 from ace_core.rl.cloning import cloning_loss
 from ace_core.rl.heads import make_heads, pick_factorised, pick_flat, resolve_head
@@ -53,13 +54,11 @@ class SAC:
             config.head, obs_size, space, config.hidden
         )
         self._q_params = [*self.qf1.parameters(), *self.qf2.parameters()]
-        self.q_optimizer = torch.optim.Adam(self._q_params, lr=config.q_lr, eps=1e-4, fused=True)
-        self.actor_optimizer = torch.optim.Adam(
-            self.actor.parameters(), lr=config.policy_lr, eps=1e-4, fused=True
-        )
+        self.q_optimizer = adam(self._q_params, lr=config.q_lr, eps=1e-4)
+        self.actor_optimizer = adam(self.actor.parameters(), lr=config.policy_lr, eps=1e-4)
         self.target_entropy = config.target_entropy_scale * math.log(space.n)
         self.log_alpha = torch.full((1,), math.log(config.init_alpha), requires_grad=True)
-        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=config.q_lr, eps=1e-4, fused=True)
+        self.alpha_optimizer = adam([self.log_alpha], lr=config.q_lr, eps=1e-4)
         self.updates = 0
         self._actor_weights = None
 

@@ -11,6 +11,7 @@ import torch
 from ace_core.kernels import (
     CAPABILITY_VARIABLE,
     MKL_BRANCH_VARIABLE,
+    adam,
     cpu_has_avx2,
     kernels_in_force,
     pin_cpu_kernels,
@@ -78,3 +79,26 @@ def test_torch_computes_on_the_threads_asked_for_then_on_as_many_as_before():
     with torch_threads(before + 1):
         assert torch.get_num_threads() == before + 1 and kernels_in_force()["threads"] == before + 1
     assert torch.get_num_threads() == before
+
+
+def test_adam_steps_as_with_correctly_rounded_square_roots(monkeypatch):
+    """The reference is torch's own Adam, unfused, with each square root taken in float64 and
+    rounded once: what the CPU's instruction gives, whatever MKL's vector maths would give (on an
+    AMD EPYC torch's unfused step fails this)."""
+    generator = torch.Generator().manual_seed(0)
+    start = torch.randn(64, 189, generator=generator)
+    grads = [torch.randn(64, 189, generator=generator) for _ in range(3)]
+
+    def trained(make_optimizer) -> torch.Tensor:
+        weight = torch.nn.Parameter(start.clone())
+        optimizer = make_optimizer([weight], lr=1e-3, eps=1e-4)
+        for grad in grads:
+            weight.grad = grad.clone()
+            optimizer.step()
+        return weight.detach()
+
+    ours = trained(adam)
+    sqrt = torch.Tensor.sqrt
+    monkeypatch.setattr(torch.Tensor, "sqrt", lambda tensor: sqrt(tensor.double()).to(tensor.dtype))
+    reference = trained(lambda params, **options: torch.optim.Adam(params, foreach=False, **options))
+    assert torch.equal(ours, reference)
