@@ -58,6 +58,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         opponent=args.opponent,
         episode_length=args.episode_length,
         demand_scale=args.demand_scale,
+        demand_spread=args.demand_spread,
         workers=workers_of(args),
     )
     if not args.verbose:
@@ -155,6 +156,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         episode_length=args.episode_length,
         command=command_line(),
         demand_scale=args.demand_scale,
+        demand_spread=args.demand_spread,
         workers=workers_of(args),
     )
     print(json.dumps(rows, indent=2))
@@ -179,7 +181,7 @@ def _add_stress(which) -> None:
     stress.add_argument(
         "--rows",
         default="",
-        help=f"comma-separated rows (default: all the grid can play): {', '.join(ROW_NAMES)}",
+        help=f"comma-separated rows (default: those the grid can play but the uneven ones): {', '.join(ROW_NAMES)}",
     )
     stress.add_argument(
         "--split", default="test", choices=SPLITS, help="validation to choose, test to report"

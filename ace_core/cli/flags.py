@@ -142,6 +142,13 @@ def add_episode_flags(parser: argparse.ArgumentParser) -> None:
         help="multiply every load and production of the days played (1.05: 5%% heavier; 0.8 to 1.3)",
     )
     parser.add_argument(
+        "--demand-spread",
+        type=float,
+        default=0.0,
+        help="draw each load's share of the demand from the grid seed, this far apart (log-normal "
+        "standard deviation, 0 to 0.3; 0.05: about 5%%): every seed then plays another day",
+    )
+    parser.add_argument(
         "--episode-length", type=int, default=288, help="steps per scenario (288 = one day, 864 = three)"
     )
 

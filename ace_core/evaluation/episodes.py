@@ -58,13 +58,14 @@ class EpisodePlayer:
 
     @classmethod
     def build(cls, settings: dict) -> EpisodePlayer:
-        """A player from the evaluation's settings (env, agent, split, opponent, demand scale,
-        episode length): what a Ray actor receives."""
+        """A player from the evaluation's settings (env, agent, split, opponent, demand scale and
+        spread, episode length): what a Ray actor receives."""
         env = make_env(
             settings["env"],
             cache_chronics=False,
             opponent=settings["opponent"],
             demand_scale=settings["demand_scale"],
+            demand_spread=settings["demand_spread"],
         )
         agent = load_agent(settings["agent"], env, build_action_space(env))
         return cls(env, agent, scenarios(env, settings["split"], settings["episode_length"]))

@@ -92,6 +92,7 @@ class Evaluation:
             "opponent": settings["opponent"],
             "episode_length": settings["episode_length"],
             "demand_scale": settings["demand_scale"],
+            "demand_spread": settings["demand_spread"],
             "seconds": seconds,
         }
         for extra in ("contingency_calls", "expert_steps"):  # greedy:n1=K; sac-checked:...:expert
@@ -123,6 +124,7 @@ def prepare(
     opponent: str = DEFAULT_OPPONENT,
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     demand_scale: float = 1.0,
+    demand_spread: float = 0.0,
     keep_player: bool = True,
     agent_checked: bool = False,
 ) -> Evaluation:
@@ -135,7 +137,13 @@ def prepare(
         raise ConfigError(f"nb_episode={nb_episode} must be at least 1 (or omitted for the whole split)")
     if not seeds:
         raise ConfigError("seeds is empty; give at least one seed, e.g. 0")
-    env = make_env(env_name, cache_chronics=False, opponent=opponent, demand_scale=demand_scale)
+    env = make_env(
+        env_name,
+        cache_chronics=False,
+        opponent=opponent,
+        demand_scale=demand_scale,
+        demand_spread=demand_spread,
+    )
     agent = None
     if keep_player or not agent_checked:
         agent = load_agent(agent_spec, env, build_action_space(env))  # fails before anything is written
@@ -152,6 +160,7 @@ def prepare(
         "split": split,
         "opponent": opponent,
         "demand_scale": demand_scale,
+        "demand_spread": demand_spread,
         "episode_length": episode_length,
     }
     jobs = [(scenario.name, seed) for seed in seeds for scenario in chosen]
@@ -188,7 +197,7 @@ def evaluate(
 ) -> dict:
     """Run ``agent_spec`` on the split's scenarios (the first ``nb_episode``) for each seed, in
     this process or on ``workers``' Ray actors, with the same figures. ``settings``:
-    :func:`prepare`'s (seeds, score, opponent, episode_length, demand_scale)."""
+    :func:`prepare`'s (seeds, score, opponent, episode_length, demand_scale, demand_spread)."""
     evaluation = prepare(
         env_name, agent_spec, split, nb_episode, out_dir, keep_player=not workers.on_ray, **settings
     )

@@ -5,6 +5,10 @@ The same agents on the same scenarios under several kinds of stress, one row eac
 - ``ordinary``: the days as they are, the env's own opponent;
 - ``heavier-1.05``, ``heavier-1.10``, ``heavier-1.15``: every load and production multiplied
   (:mod:`ace_core.grid.demand`);
+- ``uneven-1.05``, ``uneven-1.10``, ``uneven-1.15``: the same totals, each load's share drawn
+  per grid seed (spread 0.05: :func:`ace_core.grid.demand.spread_loads`), so that every grid seed
+  plays another day where the heavier rows play the same one; asked for by name, not played by
+  default;
 - ``attacks-daily``: ``random-line``, one 4-hour line attack a day;
 - ``attacks-4h``: ``storm``, a 2-hour attack every 4 hours;
 - ``attacks-2h``: ``storm:cooldown=24``, one every 2 hours.
@@ -37,17 +41,25 @@ class StressRow:
     opponent: str
     demand_scale: float
     title: str
+    demand_spread: float = 0.0
+    by_default: bool = True
 
     @property
     def attacks(self) -> bool:
         return self.opponent not in ("env", "none")
 
 
+UNEVEN = 0.05
+"""the uneven rows' demand spread: each load's share about 5% from the day's own"""
+
 ROWS = (
     StressRow("ordinary", "env", 1.0, "the days as they are"),
     StressRow("heavier-1.05", "env", 1.05, "loads and production x1.05"),
     StressRow("heavier-1.10", "env", 1.10, "loads and production x1.10"),
     StressRow("heavier-1.15", "env", 1.15, "loads and production x1.15"),
+    StressRow("uneven-1.05", "env", 1.05, "x1.05, loads' shares drawn per grid seed", UNEVEN, False),
+    StressRow("uneven-1.10", "env", 1.10, "x1.10, loads' shares drawn per grid seed", UNEVEN, False),
+    StressRow("uneven-1.15", "env", 1.15, "x1.15, loads' shares drawn per grid seed", UNEVEN, False),
     StressRow("attacks-daily", "random-line", 1.0, "a 4-hour line attack a day"),
     StressRow("attacks-4h", "storm", 1.0, "a 2-hour line attack every 4 hours"),
     StressRow("attacks-2h", "storm:cooldown=24", 1.0, "a 2-hour line attack every 2 hours"),
@@ -56,12 +68,13 @@ ROW_NAMES = tuple(row.name for row in ROWS)
 
 
 def stress_rows(env: str, names: str = "") -> tuple[list[StressRow], list[StressRow]]:
-    """The rows to play on ``env`` (``names``: comma-separated, default all it can play) and
-    the default rows it cannot play."""
+    """The rows to play on ``env`` (``names``: comma-separated, default all the default rows it can
+    play) and the default rows it cannot play."""
     by_name = {row.name: row for row in ROWS}
     playable = [row for row in ROWS if not row.attacks or env in ATTACKED_LINES]
     if not names:
-        return playable, [row for row in ROWS if row not in playable]
+        defaults = [row for row in ROWS if row.by_default]
+        return [row for row in defaults if row in playable], [row for row in defaults if row not in playable]
     chosen = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in chosen if n not in by_name]
     if unknown or not chosen:
@@ -106,6 +119,7 @@ def run_stress(
             episode_length,
             command,
             demand_scale=row.demand_scale,
+            demand_spread=row.demand_spread,
         )
         for row in played
     ]

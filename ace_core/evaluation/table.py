@@ -34,7 +34,7 @@ from ace_core.agents.spec import KINDS
 from ace_core.errors import ConfigError
 from ace_core.evaluation.episodes import play_batches_on_ray, ray_started
 from ace_core.evaluation.runner import REPORT_NAME, Evaluation, prepare
-from ace_core.grid.demand import check_demand_scale
+from ace_core.grid.demand import check_demand_scale, check_demand_spread
 from ace_core.grid.opponents import DEFAULT_OPPONENT, check_opponent
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 from ace_core.workers import HERE, Workers
@@ -55,7 +55,16 @@ COLUMNS = (
     "cost_per_day",
 )
 # the settings a report must share with the table to be reused
-SETTINGS = ("env", "split", "seeds", "nb_episode", "opponent", "episode_length", "demand_scale")
+SETTINGS = (
+    "env",
+    "split",
+    "seeds",
+    "nb_episode",
+    "opponent",
+    "episode_length",
+    "demand_scale",
+    "demand_spread",
+)
 
 
 @dataclass(frozen=True)
@@ -143,10 +152,12 @@ def plan_table(
     episode_length: int = DEFAULT_EPISODE_LENGTH,
     command: str = "",
     demand_scale: float = 1.0,
+    demand_spread: float = 0.0,
 ) -> TablePlan:
     """The table's agents and settings, checked before anything is evaluated."""
     opponent = check_opponent(opponent)
     check_demand_scale(demand_scale)
+    check_demand_spread(demand_spread)
     groups = agent_groups(agents)
     specs = list(dict.fromkeys(s for g in groups for s in g.specs))
     folders: dict[str, str] = {}
@@ -163,6 +174,7 @@ def plan_table(
         "opponent": opponent,
         "episode_length": episode_length,
         "demand_scale": demand_scale,
+        "demand_spread": demand_spread,
     }
     return TablePlan(groups, specs, wanted, Path(out), command)
 
@@ -171,7 +183,7 @@ def run_table(env: str, agents: str, out: Path, *, workers: Workers = HERE, **se
     """Evaluate every agent (reusing finished reports), then write ``table.csv`` and ``table.md``;
     ``workers`` fans the agents' episodes out to Ray actors. ``settings``:
     :func:`plan_table`'s (split, seeds, nb_episode, opponent, episode_length, command,
-    demand_scale)."""
+    demand_scale, demand_spread)."""
     return run_tables([plan_table(env, agents, out, **settings)], workers)[0]
 
 
@@ -251,6 +263,7 @@ def _prepare(
         opponent=settings["opponent"],
         episode_length=settings["episode_length"],
         demand_scale=settings["demand_scale"],
+        demand_spread=settings["demand_spread"],
         keep_player=keep_player,
         agent_checked=agent_checked,
     )
@@ -265,6 +278,7 @@ def _reusable(path: Path, spec: str, wanted: dict) -> dict:
         "episode_length": DEFAULT_EPISODE_LENGTH,
         "nb_episode": None,
         "demand_scale": 1.0,
+        "demand_spread": 0.0,
     }
     made = {key: report.get(key, defaults.get(key)) for key in SETTINGS}
     if report.get("agent") != spec or made != wanted:
@@ -307,6 +321,10 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
+def _spread(spread: float) -> str:
+    return f", each load's share drawn per grid seed (spread {spread:g})" if spread else ""
+
+
 def _markdown(rows: list[dict], wanted: dict, command: str) -> list[str]:
     episodes = f"the first {wanted['nb_episode']}" if wanted["nb_episode"] else "all"
     lines = [
@@ -314,7 +332,7 @@ def _markdown(rows: list[dict], wanted: dict, command: str) -> list[str]:
         "",
         f"{episodes} {wanted['split']} scenarios of {wanted['episode_length']} steps "
         f"({wanted['episode_length'] / 288:g} day(s)), grid seeds {wanted['seeds']}, opponent "
-        f"`{wanted['opponent']}`, demand x{wanted['demand_scale']:g}. Survival: mean +- std of the fraction of each episode survived; for "
+        f"`{wanted['opponent']}`, demand x{wanted['demand_scale']:g}{_spread(wanted['demand_spread'])}. Survival: mean +- std of the fraction of each episode survived; for "
         "a row over several runs, mean +- std over the runs of each run's mean. Decisions and "
         "attacks: per run. Cost: redispatch, curtailment and storage in force, euros per day played "
         "(prices in `ace_core/grid/flex/moves.py`).",

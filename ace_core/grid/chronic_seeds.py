@@ -25,7 +25,7 @@ import numpy as np
 from grid2op.Chronics import Multifolder, MultifolderWithCache
 from grid2op.dtypes import dt_int
 
-from ace_core.grid.demand import GeneratorLimits, scale_chronic
+from ace_core.grid.demand import GeneratorLimits, load_weights, scale_chronic, spread_loads
 
 _SEED_LIMIT = int(np.iinfo(dt_int).max)
 
@@ -39,13 +39,22 @@ def chronic_seed(reader_seed: int, chronic_path: str | Path) -> int:
 class SeededMultifolder(Multifolder):
     """``Multifolder`` whose opened chronic is seeded by :func:`chronic_seed` and, with a
     ``demand_scale`` other than 1, scaled (:mod:`ace_core.grid.demand`), within the generators'
-    ``limits`` when they are known. The scale and the limits are the reader's keyword arguments, so
-    grid2op's Runner, which builds its env from ``get_params_for_runner()``, plays the same heavier
-    days."""
+    ``limits`` when they are known; with a ``demand_spread``, its loads' shares are drawn from the
+    grid seed and the chronic (:func:`ace_core.grid.demand.spread_loads`). The scale, the spread and
+    the limits are the reader's keyword arguments, so grid2op's Runner, which builds its env from
+    ``get_params_for_runner()``, plays the same days."""
 
-    def __init__(self, *args, demand_scale: float = 1.0, limits: GeneratorLimits | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        demand_scale: float = 1.0,
+        demand_spread: float = 0.0,
+        limits: GeneratorLimits | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.demand_scale = demand_scale
+        self.demand_spread = demand_spread
         self.limits = limits
 
     def get_kwargs(self, dict_):
@@ -62,6 +71,10 @@ class SeededMultifolder(Multifolder):
             self.data.regenerate_with_new_seed()  # the outages, drawn again from that seed
         if self.demand_scale != 1.0:
             scale_chronic(self.data, self.demand_scale, self.limits)
+        if self.demand_spread:
+            seed = 0 if self.seed_used is None else self.seed_used  # grid2op.make's first reset
+            weights = load_weights(seed, Path(self.data.path).name, self.data.n_load, self.demand_spread)
+            spread_loads(self.data, weights)
 
 
 class SeededMultifolderWithCache(MultifolderWithCache):

@@ -19,10 +19,19 @@ Only the time series in memory are changed (``MultifolderWithCache``'s cache, or
 ``SeededMultifolder`` has just read), never the dataset's files. Training validates on the days as
 they are (and, with ``validation_demand_scale``, scaled too); ``evaluate --demand-scale`` plays
 any split scaled, for the stress table.
+
+A scaled day is the same whatever the grid seed, so on a grid without opponent or maintenance
+model a heavier row played with five grid seeds plays each day five times. A demand *spread*
+(:func:`spread_loads`, ``evaluate --demand-spread``) makes the seed matter: each load's share of
+the day's demand is drawn from the grid seed and the chronic, while the total of every step, and
+so the productions, stay as they were. The same day then loads the grid's lines otherwise under
+each seed, as days of one season differ from region to region: a validation split of three days
+gives fifteen different episodes with five seeds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -30,6 +39,8 @@ import numpy as np
 from ace_core.errors import ConfigError
 
 DEMAND_SCALE_RANGE = (0.8, 1.3)
+DEMAND_SPREAD_RANGE = (0.0, 0.3)
+"""the standard deviation of a load's share (log scale): 0, the days' own shares"""
 _SCALED = ("load_p", "load_q", "prod_p", "load_p_forecast", "load_q_forecast", "prod_p_forecast")
 _SCALED_HANDLERS = (
     "load_p_handler",
@@ -53,9 +64,27 @@ def check_demand_scale(value: float) -> float:
     return float(value)
 
 
+def check_demand_spread(value: float) -> float:
+    """``value`` as a float if it is in :data:`DEMAND_SPREAD_RANGE`; a clear error otherwise."""
+    low, high = DEMAND_SPREAD_RANGE
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"demand spread {value!r} must be a number from {low} to {high}, e.g. 0.05")
+    if not low <= value <= high:
+        raise ConfigError(
+            f"demand spread {value} is out of range; accepted: {low} to {high} (0: each load's own "
+            "share of the demand; 0.05: shares drawn about 5% apart)"
+        )
+    return float(value)
+
+
 GeneratorLimits = tuple[tuple[float, ...], tuple[bool, ...]]
 """each generator's Pmax and whether it is redispatchable, in the backend's order"""
 _PRODUCTIONS = ("prod_p", "prod_p_forecast")
+_LOAD_PAIRS = (
+    (("load_p", "load_p_handler"), ("load_q", "load_q_handler")),
+    (("load_p_forecast", "load_p_for_handler"), ("load_q_forecast", "load_q_for_handler")),
+)
+"""(active, reactive) loads, each as (``GridStateFromFile`` attribute, ``FromHandlers`` handler)"""
 _PRODUCTION_HANDLERS = ("gen_p_handler", "gen_p_for_handler")
 
 
@@ -103,6 +132,44 @@ def scale_chronic(data, factor: float, limits: GeneratorLimits | None = None) ->
     if limits is not None:
         for values in _productions(data):
             keep_within_pmax(values, limits)
+
+
+def load_weights(seed: int, chronic: str, n_loads: int, spread: float) -> np.ndarray:
+    """Each load's weight for ``chronic`` under grid seed ``seed``: log-normal with ``spread`` as
+    its standard deviation, drawn from the seed and the chronic's name alone (the same in any
+    process, whatever was played before)."""
+    digest = hashlib.sha256(f"{int(seed)}/{chronic}/loads".encode()).digest()
+    rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+    return np.exp(spread * rng.standard_normal(n_loads))
+
+
+def spread_loads(data, weights: np.ndarray) -> None:
+    """In place, each load of one loaded chronic (values and forecasts, active and reactive) times
+    its weight, every step then rescaled so that its total active load is what it was: the
+    productions still match the demand, and each load keeps its power factor."""
+    for active, reactive in _LOAD_PAIRS:
+        p = _array(data, active)
+        if p is None or p.ndim != 2 or p.shape[1] != weights.size:
+            continue
+        before = p.sum(axis=1)
+        weighted = p * weights
+        after = weighted.sum(axis=1)
+        factor = (
+            weights[None, :] * np.divide(before, after, out=np.ones_like(before), where=after != 0)[:, None]
+        )
+        p *= factor
+        q = _array(data, reactive)
+        if q is not None and q.shape == p.shape:
+            q *= factor
+
+
+def _array(data, names: tuple[str, str]):
+    """A chronic's array: a ``GridStateFromFile`` attribute, or a ``FromHandlers`` handler's."""
+    attribute, handler = names
+    values = getattr(data, attribute, None)
+    if isinstance(values, np.ndarray):
+        return values
+    return getattr(getattr(data, handler, None), "array", None)
 
 
 def _productions(data):

@@ -14,7 +14,7 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-from ace_core.errors import UnknownEnvError
+from ace_core.errors import ConfigError, UnknownEnvError
 
 # grid2op suggests numba on import; LightSim2Grid does not need it (and numba costs a JIT at make).
 warnings.filterwarnings("ignore", message=".*numba.*")
@@ -23,7 +23,12 @@ import grid2op  # noqa: E402
 from lightsim2grid import LightSimBackend  # noqa: E402
 
 from ace_core.grid.chronic_seeds import SeededMultifolder, SeededMultifolderWithCache  # noqa: E402
-from ace_core.grid.demand import check_demand_scale, generator_limits, scale_demand  # noqa: E402
+from ace_core.grid.demand import (  # noqa: E402
+    check_demand_scale,
+    check_demand_spread,
+    generator_limits,
+    scale_demand,
+)
 from ace_core.grid.opponents import DEFAULT_OPPONENT, opponent_kwargs  # noqa: E402
 from ace_core.grid.reward import MarginReward  # noqa: E402
 
@@ -94,6 +99,7 @@ def make_env(
     cache_chronics: bool = True,
     opponent: str = DEFAULT_OPPONENT,
     demand_scale: float = 1.0,
+    demand_spread: float = 0.0,
     **kwargs,
 ):
     """A grid2op environment on LightSimBackend with :class:`MarginReward`.
@@ -103,12 +109,20 @@ def make_env(
     only on the grid seed and the chronic (:mod:`ace_core.grid.chronic_seeds`). ``opponent`` picks the line attacks
     (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
     ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`), in the
-    cache or as each chronic is read. Extra keyword arguments go to ``grid2op.make``.
+    cache or as each chronic is read; ``demand_spread`` draws each load's share of it from the grid
+    seed, as each chronic is read (so not with ``cache_chronics``). Extra keyword arguments go to
+    ``grid2op.make``.
     """
     names = available_env_names()
     if name not in names:
         raise UnknownEnvError(f"unknown env {name!r}; available here: {', '.join(names)}")
     demand_scale = check_demand_scale(demand_scale)  # before the env is made: a bad value fails fast
+    demand_spread = check_demand_spread(demand_spread)
+    if cache_chronics and demand_spread:
+        raise ConfigError(
+            "a demand spread is drawn from the grid seed as each chronic is read; accepted with "
+            "make_env(..., cache_chronics=False) (evaluations), not with the chronics cached"
+        )
     options = {
         "backend": LightSimBackend(),
         "reward_class": MarginReward,
@@ -117,10 +131,11 @@ def make_env(
     }
     # planned outages drawn from (grid seed, chronic) by either reader (ace_core.grid.chronic_seeds)
     options["chronics_class"] = SeededMultifolderWithCache if cache_chronics else SeededMultifolder
-    if not cache_chronics and demand_scale != 1.0:  # the reader scales each chronic it reads
+    if not cache_chronics and (demand_scale != 1.0 or demand_spread):  # the reader does it, as it reads
         options["data_feeding_kwargs"] = {
             **options.get("data_feeding_kwargs", {}),
             "demand_scale": demand_scale,
+            "demand_spread": demand_spread,
         }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -142,6 +157,7 @@ def make_env(
         # reads within them, and passes them on to the Runner's copy (SeededMultifolder.get_kwargs)
         env.chronics_handler.real_data.limits = generator_limits(env)
     env.gridace_demand_scale = demand_scale
+    env.gridace_demand_spread = demand_spread
     return env
 
 

@@ -12,7 +12,15 @@ from pathlib import Path
 from ace_core.evaluation.runner import evaluate
 from ace_core.workers import Workers
 
-SAME = ("survival_mean", "reward_mean", "simulate_calls", "decisions", "real_action_share", "demand_scale")
+SAME = (
+    "survival_mean",
+    "reward_mean",
+    "simulate_calls",
+    "decisions",
+    "real_action_share",
+    "demand_scale",
+    "demand_spread",
+)
 
 
 def _files(folder: Path) -> list[str]:
@@ -35,7 +43,9 @@ def _kill_one_player(killed: list[int], stop: threading.Event) -> None:
 
 
 def test_ray_evaluation_gives_the_figures_of_one_process_and_survives_a_dead_worker(tmp_path):
-    settings = dict(nb_episode=2, seeds=(0, 1), episode_length=48, demand_scale=1.15, opponent="storm")
+    settings = dict(
+        nb_episode=2, seeds=(0, 1), episode_length=48, demand_scale=1.15, demand_spread=0.05, opponent="storm"
+    )
     here = evaluate("l2rpn_case14_sandbox", "greedy:16", "test", out_dir=tmp_path / "here", **settings)
     killed: list[int] = []
     stop = threading.Event()

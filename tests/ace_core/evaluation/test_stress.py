@@ -4,6 +4,7 @@ settings it is made of (demand scale, opponent profiles), refused in one line wh
 from __future__ import annotations
 
 import csv
+import json
 import warnings
 
 import pytest
@@ -67,10 +68,40 @@ def test_a_stress_table_on_the_sandbox_grid(tmp_path):
 
 def test_grids_without_attacked_lines_play_the_other_rows():
     played, skipped = stress_rows("rte_case5_example")
-    assert [r.name for r in played] == [n for n in ROW_NAMES if not n.startswith("attacks")]
+    assert [r.name for r in played] == [n for n in ROW_NAMES if n.split("-")[0] not in ("attacks", "uneven")]
     assert {r.name for r in skipped} == {"attacks-daily", "attacks-4h", "attacks-2h"}
     with pytest.raises(ConfigError, match="env 'rte_case5_example' cannot play stress row"):
         stress_rows("rte_case5_example", "ordinary,attacks-4h")
+
+
+def test_the_uneven_rows_are_played_when_asked_for_by_name():
+    assert not any(row.name.startswith("uneven") for row in stress_rows("l2rpn_case14_sandbox")[0])
+    (row,) = stress_rows("l2rpn_case14_sandbox", "uneven-1.10")[0]
+    assert (row.demand_scale, row.demand_spread) == (1.10, 0.05)
+
+
+def test_an_uneven_row_plays_another_day_under_each_grid_seed(tmp_path):
+    """The heavier row plays one day twice under two grid seeds; the uneven row two days."""
+    cells = run_stress(
+        "rte_case14_realistic",
+        "do-nothing",
+        tmp_path / "stress",
+        rows="heavier-1.15,uneven-1.15",
+        split="validation",
+        seeds=(0, 1),
+        nb_episode=1,
+        episode_length=288,
+    )
+    rewards = {}
+    for cell in cells:
+        report = tmp_path / "stress" / cell["row"] / "do-nothing" / "report.json"
+        rewards[cell["row"]] = [e["reward"] for e in json.loads(report.read_text())["episodes"]]
+    assert rewards["heavier-1.15"][0] == rewards["heavier-1.15"][1]
+    assert rewards["uneven-1.15"][0] != rewards["uneven-1.15"][1]
+    assert (
+        "each load's share drawn per grid seed (spread 0.05)"
+        in (tmp_path / "stress" / "uneven-1.15" / "table.md").read_text()
+    )
 
 
 UNREACHABLE = (
@@ -94,6 +125,10 @@ UNREACHABLE = (
         (
             ["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "do-nothing", "--demand-scale", "2.5"],
             "demand scale 2.5 is out of range; accepted: 0.8 to 1.3",
+        ),
+        (
+            ["evaluate", "--env", "l2rpn_case14_sandbox", "--agent", "do-nothing", "--demand-spread", "0.5"],
+            "demand spread 0.5 is out of range; accepted: 0.0 to 0.3",
         ),
         (
             [

@@ -107,3 +107,48 @@ def test_heavier_days_keep_every_generator_within_its_pmax(cache_chronics):
         action = env.action_space({"redispatch": [(int(fast[0]), -amount), (int(fast[1]), amount)]})
         _, _, done, info = obs.simulate(action)
         assert not done and not info["exception"]
+
+
+def _day_under(seed: int, *, spread: float, runner: bool = False):
+    """The first validation day at x1.1 under grid seed ``seed``: as ``evaluate`` reads it, or as
+    the env grid2op's Runner builds from its parameters reads it."""
+    env = make_env("rte_case14_realistic", cache_chronics=False, demand_scale=1.1, demand_spread=spread)
+    if runner:
+        env = Runner(**env.get_params_for_runner(), agentClass=DoNothingAgent).init_env()
+    return reset_to(env, scenarios(env, "validation")[0], seed)
+
+
+def test_a_demand_spread_draws_each_loads_share_from_the_grid_seed_and_keeps_every_steps_total():
+    heavier = _day_under(0, spread=0.0)
+    seed_0, seed_1 = _day_under(0, spread=0.05), _day_under(1, spread=0.05)
+    assert not np.allclose(seed_0.load_p, seed_1.load_p)  # another seed, another day
+    assert not np.allclose(seed_0.load_p, heavier.load_p)
+    np.testing.assert_array_equal(_day_under(0, spread=0.05, runner=True).load_p, seed_0.load_p)
+    for uneven in (seed_0, seed_1):
+        assert uneven.load_p.sum() == pytest.approx(heavier.load_p.sum(), rel=1e-5)
+        np.testing.assert_allclose(uneven.load_q / uneven.load_p, heavier.load_q / heavier.load_p, rtol=1e-4)
+        np.testing.assert_allclose(uneven.gen_p[:-1], heavier.gen_p[:-1], rtol=1e-4)  # the slack evens out
+        forecast, heavier_forecast = uneven.get_forecasted_inj(1)[2], heavier.get_forecasted_inj(1)[2]
+        assert forecast.sum() == pytest.approx(heavier_forecast.sum(), rel=1e-5)
+        assert not np.allclose(forecast, heavier_forecast)
+    # far apart loads stay about the spread from the day's own shares
+    ratios = np.log(seed_1.load_p / heavier.load_p)
+    assert 0.01 < ratios.std() < 0.15
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (0.5, "demand spread 0.5 is out of range; accepted: 0.0 to 0.3"),
+        (-0.05, "demand spread -0.05 is out of range; accepted: 0.0 to 0.3"),
+        (float("inf"), "must be a number from 0.0 to 0.3"),
+    ],
+)
+def test_a_demand_spread_out_of_range_is_refused_with_the_range(value, message):
+    with pytest.raises(ConfigError, match=message):
+        make_env("rte_case14_realistic", cache_chronics=False, demand_spread=value)
+
+
+def test_a_demand_spread_is_refused_with_the_chronics_cached():
+    with pytest.raises(ConfigError, match="accepted with make_env\\(..., cache_chronics=False\\)"):
+        make_env("rte_case14_realistic", demand_spread=0.05)
