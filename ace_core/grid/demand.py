@@ -52,29 +52,26 @@ _SCALED_HANDLERS = (
 )
 
 
+def _number_in(what: str, value: float, bounds: tuple[float, float], example: str, meaning: str) -> float:
+    """``value`` as a float if it is within ``bounds``; an error naming ``what`` and the range
+    otherwise."""
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{what} {value!r} must be a number from {low} to {high}, e.g. {example}")
+    if not low <= value <= high:
+        raise ConfigError(f"{what} {value} is out of range; accepted: {low} to {high} ({meaning})")
+    return float(value)
+
+
 def check_demand_scale(value: float) -> float:
     """``value`` as a float if it is in :data:`DEMAND_SCALE_RANGE`; a clear error otherwise."""
-    low, high = DEMAND_SCALE_RANGE
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"demand scale {value!r} must be a number from {low} to {high}, e.g. 1.05")
-    if not low <= value <= high:
-        raise ConfigError(
-            f"demand scale {value} is out of range; accepted: {low} to {high} (1: the days as they are)"
-        )
-    return float(value)
+    return _number_in("demand scale", value, DEMAND_SCALE_RANGE, "1.05", "1: the days as they are")
 
 
 def check_demand_spread(value: float) -> float:
     """``value`` as a float if it is in :data:`DEMAND_SPREAD_RANGE`; a clear error otherwise."""
-    low, high = DEMAND_SPREAD_RANGE
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"demand spread {value!r} must be a number from {low} to {high}, e.g. 0.05")
-    if not low <= value <= high:
-        raise ConfigError(
-            f"demand spread {value} is out of range; accepted: {low} to {high} (0: each load's own "
-            "share of the demand; 0.05: shares drawn about 5% apart)"
-        )
-    return float(value)
+    meaning = "0: each load's own share of the demand; 0.05: shares drawn about 5% apart"
+    return _number_in("demand spread", value, DEMAND_SPREAD_RANGE, "0.05", meaning)
 
 
 GeneratorLimits = tuple[tuple[float, ...], tuple[bool, ...]]
