@@ -1,10 +1,11 @@
 """Which of torch's operations give other bits on another CPU: one JSON line of 16-hex digests,
 one per operation a clone's training does (matrix products forward and backward, the
-activations, softmax and log-softmax, a sum, an Adam step), each on fixed inputs, under the
+activations, softmax and log-softmax, a sum, a square root, gradient clipping, an Adam step unfused
+and as GridACE takes it, ``ace_core.kernels.adam``), each on fixed inputs, under the
 kernels in force (``ace_core.kernels`` pins them unless the environment chose). Run it on two
 machines, under the same settings, and compare the lines: the operations whose digests differ
 are where two clones of the same mines part (docs/results-stress.md, "A clone across machines:
-the Intel side").
+the square root").
 
     .venv/bin/python bench/kernel_digests.py
     MKL_CBWR=COMPATIBLE .venv/bin/python bench/kernel_digests.py

@@ -41,15 +41,18 @@ from ace_core.errors import ConfigError
 DEMAND_SCALE_RANGE = (0.8, 1.3)
 DEMAND_SPREAD_RANGE = (0.0, 0.3)
 """the standard deviation of a load's share (log scale): 0, the days' own shares"""
-_SCALED = ("load_p", "load_q", "prod_p", "load_p_forecast", "load_q_forecast", "prod_p_forecast")
-_SCALED_HANDLERS = (
-    "load_p_handler",
-    "load_q_handler",
-    "gen_p_handler",
-    "load_p_for_handler",
-    "load_q_for_handler",
-    "gen_p_for_handler",
-)
+_LOAD_P = ("load_p", "load_p_handler")
+_LOAD_Q = ("load_q", "load_q_handler")
+_PROD_P = ("prod_p", "gen_p_handler")
+_LOAD_P_FORECAST = ("load_p_forecast", "load_p_for_handler")
+_LOAD_Q_FORECAST = ("load_q_forecast", "load_q_for_handler")
+_PROD_P_FORECAST = ("prod_p_forecast", "gen_p_for_handler")
+"""each series of a chronic as (``GridStateFromFile`` attribute, ``FromHandlers`` handler): a
+chronic holds its arrays in one or the other (:func:`_array`)"""
+_SERIES = (_LOAD_P, _LOAD_Q, _PROD_P, _LOAD_P_FORECAST, _LOAD_Q_FORECAST, _PROD_P_FORECAST)
+_PRODUCTIONS = (_PROD_P, _PROD_P_FORECAST)
+_LOADS = ((_LOAD_P, _LOAD_Q), (_LOAD_P_FORECAST, _LOAD_Q_FORECAST))
+"""(active, reactive) loads, values then forecasts"""
 
 
 def _number_in(what: str, value: float, bounds: tuple[float, float], example: str, meaning: str) -> float:
@@ -76,13 +79,6 @@ def check_demand_spread(value: float) -> float:
 
 GeneratorLimits = tuple[tuple[float, ...], tuple[bool, ...]]
 """each generator's Pmax and whether it is redispatchable, in the backend's order"""
-_PRODUCTIONS = ("prod_p", "prod_p_forecast")
-_LOAD_PAIRS = (
-    (("load_p", "load_p_handler"), ("load_q", "load_q_handler")),
-    (("load_p_forecast", "load_p_for_handler"), ("load_q_forecast", "load_q_for_handler")),
-)
-"""(active, reactive) loads, each as (``GridStateFromFile`` attribute, ``FromHandlers`` handler)"""
-_PRODUCTION_HANDLERS = ("gen_p_handler", "gen_p_for_handler")
 
 
 def generator_limits(env) -> GeneratorLimits:
@@ -118,17 +114,15 @@ def scale_chronic(data, factor: float, limits: GeneratorLimits | None = None) ->
     envs made with forecasts, :mod:`ace_core.grid.forecasts`; perfect forecasts read the scaled
     values from the handlers they forecast). With ``limits``, the productions are then kept within
     each generator's Pmax (:func:`keep_within_pmax`)."""
-    for name in _SCALED:
-        values = getattr(data, name, None)
-        if values is not None:
-            values *= factor
-    for name in _SCALED_HANDLERS:
-        values = getattr(getattr(data, name, None), "array", None)
+    for series in _SERIES:
+        values = _array(data, series)
         if values is not None:
             values *= factor
     if limits is not None:
-        for values in _productions(data):
-            keep_within_pmax(values, limits)
+        for series in _PRODUCTIONS:
+            values = _array(data, series)
+            if values is not None:
+                keep_within_pmax(values, limits)
 
 
 def load_weights(seed: int, chronic: str, n_loads: int, spread: float) -> np.ndarray:
@@ -144,7 +138,7 @@ def spread_loads(data, weights: np.ndarray) -> None:
     """In place, each load of one loaded chronic (values and forecasts, active and reactive) times
     its weight, every step then rescaled so that its total active load is what it was: the
     productions still match the demand, and each load keeps its power factor."""
-    for active, reactive in _LOAD_PAIRS:
+    for active, reactive in _LOADS:
         p = _array(data, active)
         if p is None or p.ndim != 2 or p.shape[1] != weights.size:
             continue
@@ -167,17 +161,6 @@ def _array(data, names: tuple[str, str]):
     if isinstance(values, np.ndarray):
         return values
     return getattr(getattr(data, handler, None), "array", None)
-
-
-def _productions(data):
-    for name in _PRODUCTIONS:
-        values = getattr(data, name, None)
-        if values is not None:
-            yield values
-    for name in _PRODUCTION_HANDLERS:
-        values = getattr(getattr(data, name, None), "array", None)
-        if values is not None:
-            yield values
 
 
 def scale_demand(env, factor: float) -> None:
