@@ -16,8 +16,9 @@ ACTOR_SELECTIONS = ("worst", "random")
 MOVE_LABELS = ("all", "alone")
 """which decisions where the expert played a continuous move a policy with moves learns it at: all
 of them, or those where it played the move alone (no topology action with it)"""
-VALIDATION_DECIDES = ("mean", "attacks")
-"""which survival chooses best.pt: the mean over every copy of the validation days, or the attacked copy's"""
+VALIDATION_DECIDES = ("mean", "attacks", "uneven")
+"""which survival chooses best.pt: the mean over every copy of the validation days, the attacked
+copy's, or the uneven copies' mean"""
 MAX_STEPS = 100_000_000
 MAX_LABELS = 26
 """options an LLM can be offered at once: one letter each"""

@@ -76,11 +76,18 @@ def check_run(config: TrainConfig) -> None:
             "validation_attack_seeds: the seeds of the attacked copy need validation_opponent, the "
             "attacks the days are played under (random-line, storm); or leave it at 0"
         )
+    config.validation.uneven_scales()  # each scale in range, none twice
+    in_range("validation_uneven_seeds", config.validation.uneven_seeds, 1, 100)
     one_of("validation_decides", config.validation.decides, VALIDATION_DECIDES)
     if config.validation.decides == "attacks" and not config.validation.opponent:
         raise ConfigError(
             "validation_decides: 'attacks' needs validation_opponent, the attacks the days are played "
             "under (random-line, storm); or set validation_decides=mean"
+        )
+    if config.validation.decides == "uneven" and not config.validation.uneven:
+        raise ConfigError(
+            "validation_decides: 'uneven' needs validation_uneven, the demand scales of the uneven "
+            "copies (e.g. 1.05,1.1,1.15); or set validation_decides=mean"
         )
     in_range("validation_floor", config.validation.floor, 0.0, 1.0)
     check_pretrain(config)

@@ -235,27 +235,36 @@ class PretrainConfig:
 
     def scales(self) -> tuple[float, ...]:
         """The demand scales auto mines at: 1.0 (the days as they are), then ``demand_scales``."""
-        from ace_core.grid.demand import check_demand_scale
+        scales = demand_scales("pretrain_demand_scales", self.demand_scales)
+        if 1.0 in scales:
+            raise ConfigError(
+                "pretrain_demand_scales: 1.0 is given (the days as they are are always mined); give "
+                "scales other than 1, e.g. 1.05,1.1"
+            )
+        return (1.0, *scales)
 
-        scales = [1.0]
-        for part in self.demand_scales.split(","):
-            if not part.strip():
-                continue
-            try:
-                value = float(part)
-            except ValueError:
-                value = part.strip()
-            try:
-                scale = check_demand_scale(value)
-            except ConfigError as exc:
-                raise ConfigError(f"pretrain_demand_scales: {exc}") from None
-            if scale in scales:
-                raise ConfigError(
-                    f"pretrain_demand_scales: {scale} is given twice or is 1 (the days as they are are "
-                    "always mined); give distinct scales other than 1, e.g. 1.05,1.1"
-                )
-            scales.append(scale)
-        return tuple(scales)
+
+def demand_scales(setting: str, text: str) -> tuple[float, ...]:
+    """The distinct demand scales of a comma-separated ``text`` (each 0.8-1.3,
+    :mod:`ace_core.grid.demand`), in its order; an error naming ``setting`` otherwise."""
+    from ace_core.grid.demand import check_demand_scale
+
+    scales: list[float] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            value = part.strip()
+        try:
+            scale = check_demand_scale(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{setting}: {exc}") from None
+        if scale in scales:
+            raise ConfigError(f"{setting}: {scale} is given twice; give distinct scales, e.g. 1.05,1.1")
+        scales.append(scale)
+    return tuple(scales)
 
 
 @dataclass
@@ -309,9 +318,17 @@ class ValidationConfig:
     """also play the validation days under these line attacks: an opponent profile (random-line, storm; settings after a colon, ace_core/grid/opponents.py), so a run that trains under attacks chooses best.pt on attacked days too; the mean survival over every copy decides, or this copy's alone with validation_decides=attacks (empty = no attacked copy)"""
     attack_seeds: int = flat("validation_attack_seeds", 0)
     """grid seeds each validation day is played with under validation_opponent's attacks (0 = validation_seeds): an attacked day's survival varies with the attacks drawn, so a choice on the attacked copy needs more episodes than the days as they are (in the mean over every copy each episode counts once, so more seeds weigh the attacked copy more)"""
+    uneven: str = flat("validation_uneven", "")
+    """also play the validation days heavier and uneven, as the stress table's uneven rows: demand scales, comma-separated (e.g. 1.05,1.1,1.15; each 0.8-1.3), each copy with every load's share of the demand drawn from the grid seed and the day (ace_core/grid/demand.py), on validation_uneven_seeds grid seeds: where a grid has no opponent nor maintenance, a heavier day is the same under every seed, and these are not; empty = none"""
+    uneven_seeds: int = flat("validation_uneven_seeds", 5)
+    """grid seeds each validation day is played with in each uneven copy (validation_uneven)"""
     decides: str = flat("validation_decides", "mean")
-    """which survival chooses best.pt: mean (over every copy played) or attacks (the copy under validation_opponent alone, for a policy meant for attacked grids)"""
+    """which survival chooses best.pt: mean (over every copy played), attacks (the copy under validation_opponent alone, for a policy meant for attacked grids) or uneven (the uneven copies' mean, validation_uneven, for a policy meant for heavier days)"""
     floor: float = flat("validation_floor", 0.0)
-    """a policy must survive at least this share of the validation days as they are to be kept as best.pt over one that does (0-1; 0 = no floor): with decides=attacks, a policy for attacked grids that still holds ordinary days"""
+    """a policy must survive at least this share of the validation days as they are to be kept as best.pt over one that does (0-1; 0 = no floor): with decides=attacks or uneven, a policy for attacked grids or heavier days that still holds ordinary days"""
     keep: bool = flat("validation_keep", False)
     """also keep every validated policy, as validated/decisions-N.pt in the run directory (a policy file like best.pt, about as large): to compare a run's policies with experiment table, or to choose again on more episodes than the run's validation played"""
+
+    def uneven_scales(self) -> tuple[float, ...]:
+        """The demand scales of the uneven copies (``validation_uneven``)."""
+        return demand_scales("validation_uneven", self.uneven)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ace_core.errors import ConfigError
+from ace_core.grid.demand import UNEVEN_SPREAD
 from ace_core.grid.opponents import ATTACKED_LINES
 from ace_core.grid.scenarios import DEFAULT_EPISODE_LENGTH
 from ace_core.workers import HERE, Workers
@@ -49,17 +50,14 @@ class StressRow:
         return self.opponent not in ("env", "none")
 
 
-UNEVEN = 0.05
-"""the uneven rows' demand spread: each load's share about 5% from the day's own"""
-
 ROWS = (
     StressRow("ordinary", "env", 1.0, "the days as they are"),
     StressRow("heavier-1.05", "env", 1.05, "loads and production x1.05"),
     StressRow("heavier-1.10", "env", 1.10, "loads and production x1.10"),
     StressRow("heavier-1.15", "env", 1.15, "loads and production x1.15"),
-    StressRow("uneven-1.05", "env", 1.05, "x1.05, loads' shares drawn per grid seed", UNEVEN, False),
-    StressRow("uneven-1.10", "env", 1.10, "x1.10, loads' shares drawn per grid seed", UNEVEN, False),
-    StressRow("uneven-1.15", "env", 1.15, "x1.15, loads' shares drawn per grid seed", UNEVEN, False),
+    StressRow("uneven-1.05", "env", 1.05, "x1.05, loads' shares drawn per grid seed", UNEVEN_SPREAD, False),
+    StressRow("uneven-1.10", "env", 1.10, "x1.10, loads' shares drawn per grid seed", UNEVEN_SPREAD, False),
+    StressRow("uneven-1.15", "env", 1.15, "x1.15, loads' shares drawn per grid seed", UNEVEN_SPREAD, False),
     StressRow("attacks-daily", "random-line", 1.0, "a 4-hour line attack a day"),
     StressRow("attacks-4h", "storm", 1.0, "a 2-hour line attack every 4 hours"),
     StressRow("attacks-2h", "storm:cooldown=24", 1.0, "a 2-hour line attack every 2 hours"),

@@ -41,6 +41,9 @@ from ace_core.errors import ConfigError
 DEMAND_SCALE_RANGE = (0.8, 1.3)
 DEMAND_SPREAD_RANGE = (0.0, 0.3)
 """the standard deviation of a load's share (log scale): 0, the days' own shares"""
+UNEVEN_SPREAD = 0.05
+"""the spread of uneven days (the stress table's uneven rows, a run's uneven validation copies):
+each load's share about 5% from the day's own"""
 _LOAD_P = ("load_p", "load_p_handler")
 _LOAD_Q = ("load_q", "load_q_handler")
 _PROD_P = ("prod_p", "gen_p_handler")

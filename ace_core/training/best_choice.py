@@ -4,7 +4,8 @@ for the web app's run pages, which read a run's validations back from its metric
 A validation reports its figures as metrics (``eval/validation_survival...``,
 :meth:`ace_core.training.validation.Validation.metrics`); the rule reads those. By default the
 survival over every copy of the validation days decides (the days as they are, heavier, under
-attacks). ``validation_decides=attacks`` lets the attacked copy alone decide, and
+attacks, uneven). ``validation_decides=attacks`` lets the attacked copy alone decide,
+``validation_decides=uneven`` the uneven copies' mean, and
 ``validation_floor`` puts a policy that survives at least that share of the days as they are
 before any that does not: a policy for attacked grids that still holds ordinary days. Ties keep
 the earlier policy. Imports nothing heavy: the web process asks it.
@@ -21,12 +22,16 @@ SURVIVAL = "eval/validation_survival"
 SURVIVAL_AS_THEY_ARE = "eval/validation_survival_demand_1.0"
 """the days as they are, reported when another copy was played too"""
 SURVIVAL_UNDER_ATTACKS = "eval/validation_survival_attacks"
+SURVIVAL_UNEVEN = "eval/validation_survival_uneven"
+"""mean survival over the uneven copies (``validation_uneven``)"""
+DECIDING = {"mean": SURVIVAL, "attacks": SURVIVAL_UNDER_ATTACKS, "uneven": SURVIVAL_UNEVEN}
+"""the metric each ``validation_decides`` chooses by"""
 
 
 @dataclass(frozen=True)
 class BestChoice:
     decides: str = "mean"
-    """mean: the survival over every copy played; attacks: the attacked copy's"""
+    """mean: the survival over every copy played; attacks: the attacked copy's; uneven: the uneven copies' mean"""
     floor: float = 0.0
     """a policy holding at least this share of the days as they are beats one that does not"""
 
@@ -40,8 +45,8 @@ class BestChoice:
         """How a validation ranks, from its metrics: holds the floor first, then the survival that decides."""
         mean = metrics[SURVIVAL]
         as_they_are = metrics.get(SURVIVAL_AS_THEY_ARE, mean)
-        # a validation without its attacked copy (none in a run that asks for it) ranks on the mean
-        decisive = mean if self.decides == "mean" else metrics.get(SURVIVAL_UNDER_ATTACKS, mean)
+        # a validation without the copy that decides (none in a run that asks for it) ranks on the mean
+        decisive = metrics.get(DECIDING[self.decides], mean)
         return as_they_are >= self.floor, float(decisive)
 
     def prefers(self, metrics: Mapping[str, float], best: Mapping[str, float] | None) -> bool:

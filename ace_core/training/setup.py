@@ -192,4 +192,6 @@ def validator_for(config: TrainConfig, env, space: ActionSpace, workers: Workers
         config.validation.opponent,
         config.validation.attack_seeds,
         workers,
+        config.validation.uneven_scales(),
+        config.validation.uneven_seeds,
     )

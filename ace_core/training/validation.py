@@ -15,10 +15,16 @@ alike. With ``validation_opponent`` (an opponent profile, :mod:`ace_core.grid.op
 also played under its line attacks (with ``validation_attack_seeds`` grid seeds, when given: an
 attacked day varies with the attacks drawn), so a run that trains under attacks chooses its best
 policy on attacked days too. The survival that decides is the mean over every copy (each one is
-reported too), or with ``validation_decides=attacks`` the attacked copy's alone;
+reported too), or with ``validation_decides=attacks`` the attacked copy's alone.
+With ``validation_uneven`` (demand scales) the days are also played heavier and uneven, as the
+stress table's uneven rows: each load's share of the demand drawn from the grid seed and the day
+(:data:`~ace_core.grid.demand.UNEVEN_SPREAD`), on ``validation_uneven_seeds`` grid seeds. On a grid
+with no opponent nor maintenance a heavier day is the same under every grid seed, so the heavier
+copy is as few episodes as there are days, and a choice on it picks one episode's luck; the uneven
+copies are as many days as seeds times days. ``validation_decides=uneven`` lets their mean decide.
 ``validation_floor`` puts a policy that holds at least that share of the days as they are before
-any that does not, so a run can choose its best policy for attacked days among those that still
-hold ordinary ones (:mod:`ace_core.training.best_choice`).
+any that does not, so a run can choose its best policy for attacked or heavier days among those
+that still hold ordinary ones (:mod:`ace_core.training.best_choice`).
 
 Validation has its own envs, one per copy of the days, and :func:`~ace_core.grid.scenarios.reset_to`
 starts each episode as a fresh env would, so a validation's figures do not depend on what was
@@ -36,11 +42,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ace_core.grid.action_space import ActionSpace
+from ace_core.grid.demand import UNEVEN_SPREAD
 from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.opponents import DEFAULT_OPPONENT
 from ace_core.grid.scenarios import Scenario
 from ace_core.rl.sac import SAC
-from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
+from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS, SURVIVAL_UNEVEN
 from ace_core.training.validation_episodes import Copy, Episode, play_episodes
 from ace_core.training.validation_ray import RayValidation
 from ace_core.workers import HERE, Workers
@@ -61,6 +68,8 @@ class Validation:
     the days as they are were played"""
     survival_under_attacks: float | None = None
     """mean survival of the days as they are under ``validation_opponent``'s attacks (None: not played)"""
+    survival_uneven: float | None = None
+    """mean survival over the uneven copies (``validation_uneven``; None: not played)"""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -76,6 +85,8 @@ class Validation:
             values[f"eval/validation_survival_demand_{scale}"] = survival
         if self.survival_under_attacks is not None:
             values[SURVIVAL_UNDER_ATTACKS] = self.survival_under_attacks
+        if self.survival_uneven is not None:
+            values[SURVIVAL_UNEVEN] = self.survival_uneven
         return values
 
 
@@ -91,6 +102,8 @@ class Validator:
         opponent: str = "",
         attack_seeds: int = 0,
         workers: Workers = HERE,
+        uneven_scales: tuple[float, ...] = (),
+        uneven_seeds: int = 5,
     ) -> None:
         self.env_name = env_name
         self.space = space
@@ -102,17 +115,24 @@ class Validator:
         """an opponent profile the days as they are are also played under ("": none)"""
         self.attack_seeds = attack_seeds or seeds
         """grid seeds of the attacked copy"""
+        self.uneven_scales = uneven_scales
+        """the demand scales of the uneven copies (none: not played)"""
+        self.uneven_seeds = uneven_seeds
         self.ray = RayValidation(env_name, space, rho_threshold, workers) if workers.on_ray else None
         self.envs: dict[Copy, object] = {}
         """this process's env of each copy, kept between validations (as the Ray actors keep theirs)"""
 
     def __call__(self, sac: SAC, features: FeatureBuilder, step: int, decisions: int) -> Validation:
-        copies = [((scale, DEFAULT_OPPONENT), self.seeds) for scale in self.demand_scales]
+        copies = [((scale, DEFAULT_OPPONENT, 0.0), self.seeds) for scale in self.demand_scales]
         if self.opponent:
-            copies.append(((1.0, self.opponent), self.attack_seeds))
+            copies.append(((1.0, self.opponent, 0.0), self.attack_seeds))
+        copies += [
+            ((scale, DEFAULT_OPPONENT, UNEVEN_SPREAD), self.uneven_seeds) for scale in self.uneven_scales
+        ]
         played = self._play(sac, features, copies)
         by_demand = {str(scale): float(np.mean(played[i][0])) for i, scale in enumerate(self.demand_scales)}
-        attacked = played[-1][0] if self.opponent else None
+        attacked = played[len(self.demand_scales)][0] if self.opponent else None
+        uneven = [value for values, _ in played[len(played) - len(self.uneven_scales) :] for value in values]
         return Validation(
             float(np.mean([value for values, _ in played for value in values])),
             float(np.mean([value for _, values in played for value in values])),
@@ -120,6 +140,7 @@ class Validator:
             decisions,
             by_demand if len(played) > 1 else {},
             float(np.mean(attacked)) if attacked else None,
+            float(np.mean(uneven)) if self.uneven_scales else None,
         )
 
     def close(self) -> None:

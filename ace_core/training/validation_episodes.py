@@ -10,8 +10,8 @@ from ace_core.grid.features import FeatureBuilder
 from ace_core.grid.scenarios import Scenario, reset_to
 from ace_core.rl.sac import SAC
 
-Copy = tuple[float, str]
-"""a copy of the validation days: (demand scale, opponent profile)"""
+Copy = tuple[float, str, float]
+"""a copy of the validation days: (demand scale, opponent profile, demand spread)"""
 Episode = tuple[Copy, Scenario, int]
 """(copy of the days, scenario, grid seed)"""
 
@@ -42,7 +42,15 @@ def play_episodes(
     out = []
     for copy, scenario, seed in episodes:
         if copy not in envs:
-            envs[copy] = make_env(env_name, demand_scale=copy[0], opponent=copy[1])
+            scale, opponent, spread = copy
+            # a spread is drawn as each chronic is read, so its days are not cached
+            envs[copy] = make_env(
+                env_name,
+                cache_chronics=not spread,
+                demand_scale=scale,
+                opponent=opponent,
+                demand_spread=spread,
+            )
         env = envs[copy]
         out.append(play(env, SacAgent(env, space, sac, features, rho_threshold), scenario, seed))
     return out

@@ -55,13 +55,24 @@ from ace_core.errors import ConfigError
         ),
         (
             {"validation_decides": "worst"},
-            "validation_decides='worst' is not accepted; choose one of: mean, attacks",
+            "validation_decides='worst' is not accepted; choose one of: mean, attacks, uneven",
         ),
         (
             {"validation_decides": "attacks"},
             "validation_decides: 'attacks' needs validation_opponent, the attacks the days are played under",
         ),
         ({"validation_floor": 1.5}, "validation_floor=1.5 is out of range; accepted: 0.0 to 1.0"),
+        (
+            {"validation_decides": "uneven"},
+            "validation_decides: 'uneven' needs validation_uneven, the demand scales of the uneven copies",
+        ),
+        (
+            {"validation_uneven": "1.1,1.5"},
+            "validation_uneven: demand scale 1.5 is out of range; accepted: 0.8 to 1.3",
+        ),
+        ({"validation_uneven": "1.1,1.1"}, "validation_uneven: 1.1 is given twice"),
+        ({"validation_uneven": "heavy"}, "validation_uneven: demand scale 'heavy' must be a number"),
+        ({"validation_uneven_seeds": 0}, "validation_uneven_seeds=0 is out of range; accepted: 1 to 100"),
         ({"validation_attack_seeds": -1}, "validation_attack_seeds=-1 is out of range; accepted: 0 to 100"),
         (
             {"validation_attack_seeds": 6},

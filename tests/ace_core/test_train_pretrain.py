@@ -259,8 +259,11 @@ def test_bad_pretrain_opponents_and_attacks_say_what_is_accepted(settings, messa
             {"pretrain_mine": "auto", "pretrain_demand_scales": "heavy"},
             "demand scale 'heavy' must be a number",
         ),
-        ({"pretrain_mine": "auto", "pretrain_demand_scales": "1.1,1.1"}, "1.1 is given twice or is 1"),
-        ({"pretrain_mine": "auto", "pretrain_demand_scales": "1"}, "1.0 is given twice or is 1"),
+        ({"pretrain_mine": "auto", "pretrain_demand_scales": "1.1,1.1"}, "1.1 is given twice"),
+        (
+            {"pretrain_mine": "auto", "pretrain_demand_scales": "1"},
+            "1.0 is given (the days as they are are always mined)",
+        ),
         ({"pretrain_demand_scales": "1.1"}, "set pretrain_mine=auto, or mine heavier days"),
     ],
 )

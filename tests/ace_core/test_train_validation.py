@@ -147,6 +147,8 @@ def test_a_resumed_run_keeps_its_best_and_validates_as_an_uninterrupted_one(vali
         ({"validation_demand_scale": 1.2}, "demand_1.2", ["1.0", "1.2"]),
         # the days under a storm of line attacks
         ({"validation_opponent": "storm"}, "attacks", ["1.0"]),
+        # heavier and uneven: each load's share drawn from the grid seed and the day
+        ({"validation_uneven": "1.2", "validation_uneven_seeds": 1}, "uneven", ["1.0"]),
     ],
 )
 def test_a_harder_copy_of_the_validation_days_decides_with_them_and_leaves_training_alone(
@@ -169,6 +171,7 @@ def test_a_harder_copy_of_the_validation_days_decides_with_them_and_leaves_train
     assert best["survival"] == result.best_validation_survival == max(v for _, v in _validations(sink))
     assert sorted(best["survival_by_demand"]) == by_demand
     assert (best["survival_under_attacks"] is not None) == (copy == "attacks")
+    assert (best["survival_uneven"] is not None) == (copy == "uneven")
 
 
 def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp_path, monkeypatch):
@@ -208,8 +211,49 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
     assert set(seeds_played) == {0, 1} and seeds_played.count(0) == 2 * seeds_played.count(1)
 
 
+def test_a_run_choosing_on_the_uneven_copies_plays_each_on_its_seeds_and_keeps_that_policy(
+    tmp_path, monkeypatch
+):
+    played = []
+
+    def play_and_note(env, agent, scenario, seed):
+        played.append((env.gridace_demand_scale, env.gridace_demand_spread, seed))
+        return play(env, agent, scenario, seed)
+
+    monkeypatch.setattr(validation_episodes, "play", play_and_note)
+    floor = 0.9
+    settings = {"validation_uneven": "1.1,1.2", "validation_uneven_seeds": 2, "validation_decides": "uneven"}
+    sink = MemorySink()
+    config = TrainConfig(**{**VALIDATED, "steps": 200, "validation_floor": floor, **settings})
+    assert Trainer(config, tmp_path / "built", MemorySink()).choice == BestChoice("uneven", floor)
+    run(config, tmp_path / "run", sink)
+    values = [m for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    assert len(values) == 3  # decisions 0, 100 and 200
+    keys = [
+        (
+            m.values["eval/validation_survival_demand_1.0"] >= floor,
+            m.values["eval/validation_survival_uneven"],
+        )
+        for m in values
+    ]
+    chosen = values[keys.index(max(keys))]  # the first of the best
+    best = load_checkpoint(tmp_path / "run" / "best.pt")["validation"]
+    assert best["step"] == chosen.step
+    assert best["survival_uneven"] == chosen.values["eval/validation_survival_uneven"]
+    # each validation: the days as they are with seed 0, each uneven copy with seeds 0 and 1
+    days = len(scenarios(make_env("l2rpn_case14_sandbox"), "validation"))
+    assert sorted(set(played)) == [
+        (1.0, 0.0, 0),
+        (1.1, 0.05, 0),
+        (1.1, 0.05, 1),
+        (1.2, 0.05, 0),
+        (1.2, 0.05, 1),
+    ]
+    assert all(played.count(copy) == 3 * days for copy in set(played))
+
+
 def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ray, tmp_path, monkeypatch):
-    """Every copy (as they are, heavier, under a storm on its own seeds) split between two actors,
+    """Every copy (as they are, heavier, under a storm, uneven, each on its own seeds) split between two actors,
     each playing its episodes one after another in one env per copy."""
     settings = {
         **VALIDATED,
@@ -217,6 +261,8 @@ def test_validations_on_two_ray_workers_give_the_figures_of_one_process(local_ra
         "validation_demand_scale": 1.2,
         "validation_opponent": "storm",
         "validation_attack_seeds": 2,
+        "validation_uneven": "1.1",
+        "validation_uneven_seeds": 2,
     }
     here, on_ray = MemorySink(), MemorySink()
     run(TrainConfig(**settings), tmp_path / "here", here)

@@ -158,6 +158,7 @@ def test_a_run_carries_its_best_validation_and_whether_best_pt_is_its_starting_p
         "decisions": 0,
         "validations": 2,
         "survival_under_attacks": None,
+        "survival_uneven": None,
         "chosen_on": "mean",
         "floor": 0.0,
         "is_starting_policy": True,

@@ -347,6 +347,37 @@ def test_a_run_choosing_on_attacked_days_above_a_floor_names_the_policy_it_kept(
     ) in html
 
 
+def test_a_run_choosing_on_uneven_days_names_that_copy_and_its_survival(engineer, make_run):
+    from ace_core.events import MetricsEvent
+    from webapp.training.selectors.runs import run_best_policy
+    from webapp.training.services.events import metrics_record
+
+    run = make_run(
+        label="uneven", validation_uneven="1.05,1.1", validation_decides="uneven", validation_floor=0.95
+    )
+    # (step, decisions, mean over the copies, the days as they are, uneven)
+    for step, decisions, mean, as_they_are, uneven in [
+        (1, 0, 0.70, 0.90, 0.62),  # the best uneven copies, below the floor
+        (900, 250, 0.80, 1.00, 0.55),  # the best mean
+        (1800, 500, 0.75, 1.00, 0.58),  # kept: the best uneven copies above the floor
+    ]:
+        values = {
+            "eval/validation_survival": mean,
+            "eval/validation_survival_demand_1.0": as_they_are,
+            "eval/validation_survival_uneven": uneven,
+            "eval/validation_decisions": float(decisions),
+        }
+        metrics_record(run_id=run.pk, event=MetricsEvent(step=step, values=values))
+    best = run_best_policy(run=run)
+    assert (best.step, best.decisions, best.survival_uneven, best.chosen_on) == (1800, 500, 0.58, "uneven")
+    html = _words(client_for(engineer).get(reverse("training:run_detail", args=[run.pk])))
+    assert (
+        "validation survival 0.750 at step 1800, decision 500 (3 validations), chosen on the uneven copies "
+        "of the days (survival 0.580 on heavier, uneven days) among the policies that hold at least 0.95 of "
+        "the days as they are."
+    ) in html
+
+
 def test_a_run_older_than_the_decisions_metric_counts_its_first_validation_as_the_start(engineer, make_run):
     from webapp.training.selectors.runs import run_best_policy
 

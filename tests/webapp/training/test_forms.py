@@ -24,6 +24,8 @@ def test_the_launch_form_groups_each_setting_under_its_sections_title():
         "validation_demand_scale",
         "validation_opponent",
         "validation_attack_seeds",
+        "validation_uneven",
+        "validation_uneven_seeds",
         "validation_decides",
         "validation_floor",
         "validation_keep",

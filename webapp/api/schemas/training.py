@@ -21,9 +21,12 @@ class BestPolicyOut(Schema):
     survival_under_attacks: float | None = Field(
         description="its survival on the attacked copy of the validation days (null: not played)"
     )
+    survival_uneven: float | None = Field(
+        description="its survival on the uneven copies of the validation days (null: not played)"
+    )
     chosen_on: str = Field(
         description="the survival that chose it (the run's validation_decides): mean, over every copy "
-        "of the days played, or attacks, the attacked copy's"
+        "of the days played, attacks, the attacked copy's, or uneven, the uneven copies'"
     )
     floor: float = Field(
         description="the run's validation_floor: a policy holding at least this share of the days as "

@@ -5,7 +5,7 @@ a time (the HTTP API's metrics resource)."""
 
 from __future__ import annotations
 
-from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS
+from ace_core.training.best_choice import SURVIVAL, SURVIVAL_UNDER_ATTACKS, SURVIVAL_UNEVEN
 from webapp.training.models import MetricPoint, TrainingRun
 
 VALIDATION_SURVIVAL_METRIC = SURVIVAL
@@ -26,6 +26,7 @@ METRIC_LABELS = {
     VALIDATION_SURVIVAL_METRIC: "validation survival (policy on the validation days, during training)",
     "eval/validation_reward": "validation reward (policy on the validation days, during training)",
     SURVIVAL_UNDER_ATTACKS: "validation survival under attacks (policy on the attacked validation days, during training)",
+    SURVIVAL_UNEVEN: "validation survival, uneven (policy on the heavier, uneven validation days, during training)",
     VALIDATION_DECISIONS_METRIC: "decisions taken when validated (during training)",
     # losses and the temperature
     "losses/qf1_loss": "critic loss, first Q network",

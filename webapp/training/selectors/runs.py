@@ -14,7 +14,7 @@ from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce, Greatest
 
-from ace_core.training.best_choice import SURVIVAL_UNDER_ATTACKS, BestChoice
+from ace_core.training.best_choice import SURVIVAL_UNDER_ATTACKS, SURVIVAL_UNEVEN, BestChoice
 from webapp.jobs.models import JobStatus
 from webapp.training.models import Evaluation, MetricPoint, TrainingRun
 from webapp.training.selectors.evaluations import RUN_AGENT
@@ -74,10 +74,12 @@ class BestPolicy:
     """the rule the run chose by (its validation_decides and validation_floor)"""
     survival_under_attacks: float | None = None
     """its survival on the attacked copy of the days (None: not played)"""
+    survival_uneven: float | None = None
+    """its survival on the uneven copies of the days (None: not played)"""
 
     @property
     def chosen_on(self) -> str:
-        """the survival that chose it: mean (every copy) or attacks"""
+        """the survival that chose it: mean (every copy), attacks or uneven"""
         return self.choice.decides
 
     @property
@@ -110,6 +112,7 @@ def _best_of(points: list[tuple[int, dict[str, Any]]], choice: BestChoice) -> Be
         validations=len(points),
         choice=choice,
         survival_under_attacks=values.get(SURVIVAL_UNDER_ATTACKS),
+        survival_uneven=values.get(SURVIVAL_UNEVEN),
     )
 
 
