@@ -181,7 +181,10 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         page.select_option("#wi-el-2", "2")
         page.select_option("#wi-el-3", "2")
         page.click("#wi-simulate")
-        page.wait_for_function("() => document.getElementById('wi-result').textContent.includes('max rho')")
+        # the session's first what-if builds its grid and screens N-1: seconds, more on a loaded machine
+        page.wait_for_function(
+            "() => document.getElementById('wi-result').textContent.includes('max rho')", timeout=60_000
+        )
         assert f"at step {paused_at}" in page.text_content("#wi-result")
         assert "worst: losing" in page.text_content("#wi-result .wi-n1")  # the cards' N-1 figures
         assert page.locator("#wi-result svg.sparkline").count() == 1
