@@ -42,6 +42,15 @@ def _validations(sink):
     ]
 
 
+def _chosen(sink, decisive: str, floor: float) -> MetricsEvent:
+    """The validation a run's choice should keep, of its three (decisions 0, 100 and 200): the first
+    of the best by (holds ``floor`` of the days as they are, ``decisive``)."""
+    values = [m for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
+    assert len(values) == 3
+    keys = [(m.values["eval/validation_survival_demand_1.0"] >= floor, m.values[decisive]) for m in values]
+    return values[keys.index(max(keys))]
+
+
 @pytest.fixture(scope="module")
 def validated_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("validated")
@@ -194,16 +203,7 @@ def test_a_run_choosing_on_the_attacked_copy_above_a_floor_keeps_that_policy(tmp
     # the run's validations may rank alike by every rule: the trainer must hold the run's own
     assert Trainer(config, tmp_path / "built", MemorySink()).choice == BestChoice("attacks", floor)
     run(config, tmp_path / "run", sink)
-    values = [m for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
-    assert len(values) == 3  # decisions 0, 100 and 200
-    keys = [
-        (
-            m.values["eval/validation_survival_demand_1.0"] >= floor,
-            m.values["eval/validation_survival_attacks"],
-        )
-        for m in values
-    ]
-    chosen = values[keys.index(max(keys))]  # the first of the best
+    chosen = _chosen(sink, "eval/validation_survival_attacks", floor)
     best = load_checkpoint(tmp_path / "run" / "best.pt")["validation"]
     assert best["step"] == chosen.step
     assert best["survival_under_attacks"] == chosen.values["eval/validation_survival_attacks"]
@@ -227,16 +227,7 @@ def test_a_run_choosing_on_the_uneven_copies_plays_each_on_its_seeds_and_keeps_t
     config = TrainConfig(**{**VALIDATED, "steps": 200, "validation_floor": floor, **settings})
     assert Trainer(config, tmp_path / "built", MemorySink()).choice == BestChoice("uneven", floor)
     run(config, tmp_path / "run", sink)
-    values = [m for m in sink.of_type(MetricsEvent) if "eval/validation_survival" in m.values]
-    assert len(values) == 3  # decisions 0, 100 and 200
-    keys = [
-        (
-            m.values["eval/validation_survival_demand_1.0"] >= floor,
-            m.values["eval/validation_survival_uneven"],
-        )
-        for m in values
-    ]
-    chosen = values[keys.index(max(keys))]  # the first of the best
+    chosen = _chosen(sink, "eval/validation_survival_uneven", floor)
     best = load_checkpoint(tmp_path / "run" / "best.pt")["validation"]
     assert best["step"] == chosen.step
     assert best["survival_uneven"] == chosen.values["eval/validation_survival_uneven"]
