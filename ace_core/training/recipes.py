@@ -205,6 +205,27 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 **_THREE_DAY_14BUS,
             ),
             _recipe(
+                "imitation-sac-14bus-3day-heavy",
+                """The three-day 14-bus recipe for heavier days: the same three mines and clone
+                (cached, shared with imitation-sac-14bus-3day), then its RL played on the train
+                days with every load and production x1.10, and best.pt chosen on the validation
+                days played heavier and uneven (x1.05, x1.10 and x1.15, each load's share drawn
+                per grid seed and day, 5 grid seeds: 45 three-day episodes a validation) among the
+                policies that hold at least 0.95 of the validation days as they are. Chosen on
+                validation days set apart from its own choice: plain, it holds the heavier uneven
+                days longer than imitation-sac-14bus-3day's best.pt, and the days as they are as
+                well. About 16 min per run on one core once the mines are made (25 min with them,
+                --workers 2). Figures: docs/results-stress.md (RL on heavier days, best.pt chosen
+                on uneven days).""",
+                (GRID_14_BUS,),
+                minutes=25,
+                **_THREE_DAY_14BUS,
+                demand_scale=1.1,
+                validation_uneven="1.05,1.1,1.15",
+                validation_decides="uneven",
+                validation_floor=0.95,
+            ),
+            _recipe(
                 "imitation-sac-14bus-3day-attacks",
                 """The three-day 14-bus recipe for a grid under line attacks, one plain policy for both
                 kinds of day: its mines are those of the three-day recipe (the train days as they

@@ -12,6 +12,7 @@ from ace_core.config import TrainConfig
 from ace_core.errors import ConfigError
 from ace_core.grid.envs import available_env_names
 from ace_core.imitation.pretrain import ImitationStart
+from ace_core.training.best_choice import BestChoice
 from ace_core.training.recipes import DEFAULT_RECIPE, RECIPES, quickest_recipe, recipe_get, recipe_matching
 from tests.ace_core.test_cli import run_cli
 
@@ -155,3 +156,17 @@ def test_the_36bus_stress_rl_recipes_start_from_the_stress_clones_mines(
     assert rl.validate().anchor_mines() == ["auto"] and rl.sac.anchor > 0
     assert (rl.rho_threshold, rl.demand_scale, rl.opponent) == (1.0, demand_scale, opponent)
     assert (rl.validation.demand_scale, rl.validation.opponent) == (1.1, "storm")
+
+
+def test_the_heavy_14bus_recipe_shares_the_three_day_mines_and_chooses_on_uneven_days(tmp_path):
+    """RL on heavier days from the three-day recipe's clone: the same three mines (cached once for
+    both recipes), RL at x1.10, and best.pt chosen on the uneven copies of the validation days
+    among the policies that hold the days as they are."""
+    three_day = recipe_get("imitation-sac-14bus-3day").config(seed=3)
+    heavy = recipe_get("imitation-sac-14bus-3day-heavy").config(seed=3).validate()
+    mines = ImitationStart(three_day, tmp_path / "three-day").mine_dirs()
+    assert ImitationStart(heavy, tmp_path / "heavy").mine_dirs() == mines and len(mines) == 3
+    assert (heavy.demand_scale, three_day.demand_scale) == (1.1, 1.0)
+    assert heavy.validation.uneven_scales() == (1.05, 1.1, 1.15)
+    assert BestChoice.of_config(heavy.to_dict()) == BestChoice("uneven", 0.95)
+    assert recipe_matching(heavy.to_dict()) == "imitation-sac-14bus-3day-heavy"
