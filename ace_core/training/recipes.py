@@ -211,11 +211,11 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 days with every load and production x1.10, and best.pt chosen on the validation
                 days played heavier and uneven (x1.05, x1.10 and x1.15, each load's share drawn
                 per grid seed and day, 5 grid seeds: 45 three-day episodes a validation) among the
-                policies that hold at least 0.95 of the validation days as they are. Chosen on
-                validation days set apart from its own choice: plain, it holds the heavier uneven
-                days longer than imitation-sac-14bus-3day's best.pt, and the days as they are as
-                well. About 16 min per run on one core once the mines are made (25 min with them,
-                --workers 2). Figures: docs/results-stress.md (RL on heavier days, best.pt chosen
+                policies that hold at least 0.95 of the validation days as they are. On validation
+                days set apart from its own choice, plain, it holds the heavier uneven days longer
+                than imitation-sac-14bus-3day's best.pt on average over six training seeds (chosen
+                on three; shorter in the three others), and the days as they are as well. About 16
+                min per run on one core once the mines are made (25 min with them, --workers 2). Figures: docs/results-stress.md (RL on heavier days, best.pt chosen
                 on uneven days).""",
                 (GRID_14_BUS,),
                 minutes=25,
