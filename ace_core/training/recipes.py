@@ -215,8 +215,9 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 days set apart from its own choice, plain, it holds the heavier uneven days longer
                 than imitation-sac-14bus-3day's best.pt on average over six training seeds (chosen
                 on three; shorter in the three others), and the days as they are as well. About 16
-                min per run on one core once the mines are made (25 min with them, --workers 2). Figures: docs/results-stress.md (RL on heavier days, best.pt chosen
-                on uneven days).""",
+                min per run on one core once the mines are made (25 min with them, --workers 2).
+                Figures: docs/results-stress.md (RL on heavier days, best.pt chosen on uneven
+                days).""",
                 (GRID_14_BUS,),
                 minutes=25,
                 **_THREE_DAY_14BUS,
