@@ -23,7 +23,7 @@ from ace_core.config.checks import (
     one_of,
 )
 from ace_core.errors import ConfigError
-from ace_core.grid.demand import DEMAND_SCALE_RANGE
+from ace_core.grid.demand import DEMAND_SCALE_RANGE, DEMAND_SPREAD_RANGE
 
 if TYPE_CHECKING:
     from ace_core.config.run import TrainConfig
@@ -55,6 +55,7 @@ def check_run(config: TrainConfig) -> None:
     in_range("episode_length", config.episode_length, 2, MAX_STEPS)
     opponent_kwargs(config.env, config.opponent)  # an unknown opponent, or random-line without attacked lines
     in_range("demand_scale", config.demand_scale, *DEMAND_SCALE_RANGE)
+    in_range("demand_spread", config.demand_spread, *DEMAND_SPREAD_RANGE)
     one_of("head", config.sac.head, HEADS)
     if config.action_subset and not Path(config.action_subset).is_file():
         raise ConfigError(

@@ -77,7 +77,13 @@ def build_parts(config: TrainConfig, out_dir: Path, workers: Workers = HERE) -> 
     torch.manual_seed(config.seed)
     random.seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    env = make_env(config.env, opponent=config.opponent, demand_scale=config.demand_scale)
+    env = make_env(
+        config.env,
+        opponent=config.opponent,
+        demand_scale=config.demand_scale,
+        demand_spread=config.demand_spread,
+        cache_chronics=not config.demand_spread,  # a spread is drawn as each chronic is read
+    )
     space = build_action_space(env)
     if config.action_subset:
         space = space.restrict_to_file(config.action_subset)

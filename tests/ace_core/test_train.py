@@ -7,7 +7,7 @@ import torch
 
 from ace_core.checkpoint import days_learned, load_checkpoint
 from ace_core.config import TrainConfig
-from ace_core.errors import CheckpointError
+from ace_core.errors import CheckpointError, ConfigError
 from ace_core.events import CheckpointEvent, EpisodeEvent, MemorySink, MetricsEvent
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
@@ -181,7 +181,6 @@ def test_a_run_can_start_from_another_runs_policy(straight_run, tmp_path):
 
 
 def test_init_from_refuses_a_foreign_policy_and_a_missing_path(straight_run, tmp_path):
-    from ace_core.errors import ConfigError
     from ace_core.training.trainer import Trainer
 
     source, _, _ = straight_run
@@ -198,3 +197,20 @@ def test_a_run_with_a_demand_scale_trains_on_heavier_days(tmp_path):
     day = parts.scenarios[0]
     heavy, plain = reset_to(parts.env, day, 0), reset_to(make_env("l2rpn_case14_sandbox"), day, 0)
     np.testing.assert_allclose(heavy.load_p, 1.2 * plain.load_p, rtol=1e-5)
+
+
+def test_a_run_with_a_demand_spread_trains_on_days_whose_loads_share_the_demand_otherwise(tmp_path):
+    parts = build_parts(TrainConfig(**sandbox_settings(demand_scale=1.1, demand_spread=0.05)), tmp_path)
+    day = parts.scenarios[0]
+    plain = reset_to(make_env("l2rpn_case14_sandbox"), day, 0)
+    first, again, other = (reset_to(parts.env, day, seed).load_p.copy() for seed in (0, 0, 1))
+    np.testing.assert_allclose(first.sum(), 1.1 * plain.load_p.sum(), rtol=1e-4)  # the day's demand, heavier
+    assert not np.allclose(first, 1.1 * plain.load_p, rtol=1e-3)  # each load's share drawn
+    np.testing.assert_array_equal(first, again)  # from the episode's seed
+    assert not np.allclose(first, other, rtol=1e-3)
+
+
+@pytest.mark.parametrize("spread", [-0.1, 0.5])
+def test_a_demand_spread_out_of_range_is_refused(spread):
+    with pytest.raises(ConfigError, match=rf"demand_spread={spread} is out of range; accepted: 0.0 to 0.3"):
+        TrainConfig(**sandbox_settings(demand_spread=spread)).validate()
