@@ -78,7 +78,7 @@ class TrainConfig:
     demand_scale: float = grouped(ENVIRONMENT, 1.0)
     """every load and production of the train episodes multiplied by this (0.8-1.3; ace_core/grid/demand.py): heavier days, where doing nothing overloads the grid and most moves do not relieve it, for a policy trained for stress; validation days are played as they are (and at validation_demand_scale), and the ablations' test days at this scale (1.0 = the days as they are)"""
     demand_spread: float = grouped(ENVIRONMENT, 0.0)
-    """each load's share of the train episodes' demand drawn per episode (0-0.3, the standard deviation of a log-normal weight; ace_core/grid/demand.py): the same days load the lines otherwise in each episode, as the uneven stress rows do (0.05); the train chronics are then read from disk at each reset rather than cached (0 = the days' own shares)"""
+    """each load's share of the train episodes' demand drawn per episode (0-0.3, the standard deviation of a log-normal weight; ace_core/grid/demand.py): the same days load the lines otherwise in each episode, as the uneven stress rows do (0.05); validation plays its days as its own settings say (validation_uneven) and the ablations' test days keep their own shares; the train chronics are then read from disk at each reset rather than cached (0 = the days' own shares)"""
     action_subset: str = ""
     """file of topology action indices (one per line) to restrict the space to; empty = all actions"""
     init_from: str = ""
