@@ -96,7 +96,7 @@ def available_env_names() -> tuple[str, ...]:
 def make_env(
     name: str,
     *,
-    cache_chronics: bool = True,
+    cache_chronics: bool | None = None,
     opponent: str = DEFAULT_OPPONENT,
     demand_scale: float = 1.0,
     demand_spread: float = 0.0,
@@ -105,7 +105,8 @@ def make_env(
     """A grid2op environment on LightSimBackend with :class:`MarginReward`.
 
     ``cache_chronics`` keeps every time series in memory (``MultifolderWithCache``): resets of
-    long chronics drop from ~0.2-0.7 s to a few ms. Either way a chronic's planned outages depend
+    long chronics drop from ~0.2-0.7 s to a few ms; by default (None) the chronics are cached
+    unless a ``demand_spread`` is asked, which is drawn as each chronic is read. Either way a chronic's planned outages depend
     only on the grid seed and the chronic (:mod:`ace_core.grid.chronic_seeds`). ``opponent`` picks the line attacks
     (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
     ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`), in the
@@ -118,10 +119,12 @@ def make_env(
         raise UnknownEnvError(f"unknown env {name!r}; available here: {', '.join(names)}")
     demand_scale = check_demand_scale(demand_scale)  # before the env is made: a bad value fails fast
     demand_spread = check_demand_spread(demand_spread)
+    if cache_chronics is None:
+        cache_chronics = not demand_spread
     if cache_chronics and demand_spread:
         raise ConfigError(
-            "a demand spread is drawn from the grid seed as each chronic is read; accepted with "
-            "make_env(..., cache_chronics=False) (evaluations), not with the chronics cached"
+            "a demand spread is drawn from the grid seed as each chronic is read; accepted with the "
+            "chronics read at each reset (make_env's default with a spread), not with cache_chronics=True"
         )
     options = {
         "backend": LightSimBackend(),

@@ -82,7 +82,6 @@ def build_parts(config: TrainConfig, out_dir: Path, workers: Workers = HERE) -> 
         opponent=config.opponent,
         demand_scale=config.demand_scale,
         demand_spread=config.demand_spread,
-        cache_chronics=not config.demand_spread,  # a spread is drawn as each chronic is read
     )
     space = build_action_space(env)
     if config.action_subset:

@@ -43,14 +43,7 @@ def play_episodes(
     for copy, scenario, seed in episodes:
         if copy not in envs:
             scale, opponent, spread = copy
-            # a spread is drawn as each chronic is read, so its days are not cached
-            envs[copy] = make_env(
-                env_name,
-                cache_chronics=not spread,
-                demand_scale=scale,
-                opponent=opponent,
-                demand_spread=spread,
-            )
+            envs[copy] = make_env(env_name, demand_scale=scale, opponent=opponent, demand_spread=spread)
         env = envs[copy]
         out.append(play(env, SacAgent(env, space, sac, features, rho_threshold), scenario, seed))
     return out

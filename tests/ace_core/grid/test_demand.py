@@ -6,6 +6,7 @@ from grid2op.Agent import DoNothingAgent
 from grid2op.Runner import Runner
 
 from ace_core.errors import ConfigError
+from ace_core.grid.chronic_seeds import SeededMultifolder, SeededMultifolderWithCache
 from ace_core.grid.demand import keep_within_pmax, scale_demand
 from ace_core.grid.envs import make_env
 from ace_core.grid.scenarios import reset_to, scenarios
@@ -149,6 +150,9 @@ def test_a_demand_spread_out_of_range_is_refused_with_the_range(value, message):
         make_env("rte_case14_realistic", cache_chronics=False, demand_spread=value)
 
 
-def test_a_demand_spread_is_refused_with_the_chronics_cached():
-    with pytest.raises(ConfigError, match="accepted with make_env\\(..., cache_chronics=False\\)"):
-        make_env("rte_case14_realistic", demand_spread=0.05)
+def test_a_demand_spread_reads_the_chronics_at_each_reset_and_refuses_the_cache():
+    assert type(make_env("rte_case14_realistic").chronics_handler.real_data) is SeededMultifolderWithCache
+    spread = make_env("rte_case14_realistic", demand_spread=0.05)
+    assert type(spread.chronics_handler.real_data) is SeededMultifolder
+    with pytest.raises(ConfigError, match="not with cache_chronics=True"):
+        make_env("rte_case14_realistic", demand_spread=0.05, cache_chronics=True)
