@@ -105,14 +105,14 @@ def make_env(
     """A grid2op environment on LightSimBackend with :class:`MarginReward`.
 
     ``cache_chronics`` keeps every time series in memory (``MultifolderWithCache``): resets of
-    long chronics drop from ~0.2-0.7 s to a few ms; by default (None) the chronics are cached
-    unless a ``demand_spread`` is asked, which is drawn as each chronic is read. Either way a chronic's planned outages depend
-    only on the grid seed and the chronic (:mod:`ace_core.grid.chronic_seeds`). ``opponent`` picks the line attacks
-    (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
+    long chronics drop from ~0.2-0.7 s to a few ms. By default (None) the chronics are cached
+    unless a ``demand_spread`` is asked. Either way a chronic's planned outages depend only on the
+    grid seed and the chronic (:mod:`ace_core.grid.chronic_seeds`). ``opponent`` picks the line
+    attacks (:mod:`ace_core.grid.opponents`: ``env``, its own; ``none``; ``random-line``).
     ``demand_scale`` multiplies every load and production (:mod:`ace_core.grid.demand`), in the
     cache or as each chronic is read; ``demand_spread`` draws each load's share of it from the grid
-    seed, as each chronic is read (so not with ``cache_chronics``). Extra keyword arguments go to
-    ``grid2op.make``.
+    seed, as each chronic is read (so not with ``cache_chronics=True``). Extra keyword arguments go
+    to ``grid2op.make``.
     """
     names = available_env_names()
     if name not in names:
