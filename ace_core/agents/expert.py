@@ -52,7 +52,11 @@ At each step:
    simulated in their place (:func:`~ace_core.grid.flex.proposals.swap_move`: the release of step
    4 played with it), up to 2K more simulations; on a tie in max rho the swap wins. With
    ``exact=1``, a generator's first redispatch is asked less its actual dispatch, so its target
-   moves by the move's MW and does not freeze the curtailment's compensation it carries.
+   moves by the move's MW and does not freeze the curtailment's compensation it carries. With
+   ``stay=H``, the move is played only if grid2op can go on meeting its dispatch for H steps of
+   doing nothing after it, followed over the forecasts (:func:`~ace_core.grid.flex.stay.
+   stay_failure`, up to H simulations a move checked); otherwise the next move in that order is
+   checked, so that a move is not added that leaves the simulator blind within the hour.
 
 Spec syntax (``load_agent``): ``greedy``, ``greedy:BUDGET`` or comma-separated settings, e.g.
 ``greedy:budget=3000,lines=2,threshold=0.9,safe=0.8,actions=runs/mine/action_set.json`` or
@@ -75,6 +79,7 @@ from ace_core.grid.contingency import N1Screen, screen_actions
 from ace_core.grid.flex.moves import FlexMove, move_cost, supported_kinds
 from ace_core.grid.flex.proposals import as_target_move, release_move, relief_moves, swap_move
 from ace_core.grid.flex.sensitivity import sensitivities
+from ace_core.grid.flex.stay import stay_failure
 from ace_core.grid.outcome import max_rho_after
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
 
@@ -251,7 +256,7 @@ class Expert:
         if not tried:
             return replace(search, flexed=spent)
         swapped = set(swaps)
-        best = min(
+        order = sorted(
             range(len(tried)),
             key=lambda k: (
                 round(rhos[k], 3),
@@ -259,12 +264,19 @@ class Expert:
                 move_cost(obs, tried[k][1]).euros_per_hour,
             ),
         )
-        relieved = rhos[best] < self.config.threshold or picked - rhos[best] >= self.config.gain
-        if not (round(rhos[best], 3) < round(picked, 3) and relieved):
-            return replace(search, flexed=spent)
-        top, move = tried[best]
-        self.redispatched.update(gen for gen, _ in move.redispatch)
-        return replace(search, action=top, move=asked[move], flexed=spent)
+        for k in order:
+            relieved = rhos[k] < self.config.threshold or picked - rhos[k] >= self.config.gain
+            if not (round(rhos[k], 3) < round(picked, 3) and relieved):
+                break  # the rest relieve no more
+            top, move = tried[k]
+            if self.config.stay:
+                stay = stay_failure(obs, self._grid2op_with(top, asked[move]), self.config.stay)
+                spent += stay.simulations
+                if not stay.holds:
+                    continue
+            self.redispatched.update(gen for gen, _ in move.redispatch)
+            return replace(search, action=top, move=asked[move], flexed=spent)
+        return replace(search, flexed=spent)
 
     def _swaps(self, obs, moves: list[FlexMove]) -> list[FlexMove]:
         """With ``swap``: each move in place of the moves in force (none when nothing is in force)."""
@@ -280,8 +292,10 @@ class Expert:
         return as_target_move(obs, move, self.redispatched) if self.config.exact else move
 
     def _simulate_with(self, obs, index: int, move: FlexMove) -> float:
-        action = self.space.to_grid2op(index, self.g2op_space) + move.to_grid2op(self.g2op_space)
-        return max_rho(simulate_rho(obs, action))
+        return max_rho(simulate_rho(obs, self._grid2op_with(index, move)))
+
+    def _grid2op_with(self, index: int, move: FlexMove):
+        return self.space.to_grid2op(index, self.g2op_space) + move.to_grid2op(self.g2op_space)
 
     def _changes(self, obs, index: int) -> int:
         """Elements an action moves to another bus (0 for do-nothing, 1 for a reconnection or a

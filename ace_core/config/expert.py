@@ -49,6 +49,10 @@ class ExpertConfig:
     max rho is below this and where the release keeps the simulated max rho below it too, up to
     the threshold (0: ``safe``, calm steps only; see step 4). The 36-bus validation days chose 0.85,
     the 118-bus ones none (figures: docs/results-stress.md, "Releasing the moves in force")"""
+    stay: int = 0
+    """with ``flex``: a continuous move is played only if grid2op can go on meeting its dispatch
+    for this many steps of doing nothing after it, followed over the forecasts (else the next best
+    move is checked; 0: off; see step 5)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -60,7 +64,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -92,14 +96,14 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
     if (
         config.budget < 1
         or config.lines < 1
-        or min(config.learned, config.n1, config.flex) < 0
+        or min(config.learned, config.n1, config.flex, config.stay) < 0
         or not 0 <= config.gain < 1
         or config.swap not in (0, 1)
         or config.exact not in (0, 1)
         or not (config.release == 0 or config.safe <= config.release <= config.threshold)
     ):
         raise AgentSpecError(
-            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, "
+            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, stay >= 0, "
             "0 <= gain < 1, swap and exact 0 or 1, release 0 or between safe and threshold, "
             f"got {argument!r}"
         )

@@ -256,6 +256,23 @@ def test_with_release_the_moves_in_force_are_released_between_safe_and_the_thres
         parse_expert_spec("flex=4,release=0.95")
 
 
+def test_with_stay_a_move_is_played_once_followed_over_the_forecasts(tight_sandbox, tight_obs):
+    """The same move as without ``stay``, played once grid2op met its dispatch over the steps the
+    forecasts reach (one on this grid), and those simulations counted; a move that fails is not
+    played (tests/ace_core/grid/flex/test_stay.py finds such a step)."""
+    space = build_action_space(tight_sandbox)
+
+    def search(settings):
+        return Greedy(tight_sandbox, space, config=parse_expert_spec(settings)).expert.search(tight_obs)
+
+    plain, staying = search("budget=1,flex=4"), search("budget=1,flex=4,stay=12")
+    assert staying.move == plain.move and staying.move is not None
+    assert staying.flexed == plain.flexed + 1
+    assert "stay" not in ExpertConfig().key() and ExpertConfig(stay=12).key()["stay"] == 12
+    with pytest.raises(AgentSpecError, match="stay >= 0"):
+        parse_expert_spec("flex=4,stay=-1")
+
+
 def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):
     agent = Greedy(
         tight_sandbox, build_action_space(tight_sandbox), config=parse_expert_spec("budget=1,flex=4")
