@@ -30,6 +30,11 @@ At each step:
    play a candidate with a slightly higher max rho now for a grid that survives losing a line
    better. Each screening is counted in ``Search.screened`` (contingency analyses), its
    re-simulation among the simulations.
+   **Blind** (``blind=1``, with ``flex``; off by default): when every candidate's simulation fails,
+   doing nothing included, the simulator sees nothing; grid2op refuses every simulated dispatch
+   once the moves in force cannot follow the forecast (``ImpossibleRedispatching``), while the
+   real step goes on. The default is then played with the release of step 4, unsimulated, so that
+   the moves in force come down and the search can see again.
 4. **Calm** (max rho < ``safe``) with a split substation: simulate putting each split substation
    back to the reference topology and play the best one if its simulated max rho stays below
    ``safe``; otherwise the default. With ``flex``, first: when continuous moves are in force
@@ -208,6 +213,10 @@ class Expert:
             scores = [*known.values(), *self.evaluate(obs, fresh)]
             action, screened = self.best_n1(obs, indices, scores)
             search = Search(action, indices, scores, True, screened)
+            blind = self.config.flex and self.config.blind and not np.isfinite(scores).any()
+            release = release_move(obs) if blind else None
+            if release is not None:
+                return replace(search, action=default, move=release)
             if self.config.flex:
                 search = self.beyond_topology(obs, search, default)
             if self.space.is_topology(search.action):

@@ -53,6 +53,10 @@ class ExpertConfig:
     """with ``flex``: a continuous move is played only if grid2op can go on meeting its dispatch
     for this many steps of doing nothing after it, followed over the forecasts (else the next best
     move is checked; 0: off; see step 5)"""
+    blind: int = 0
+    """with ``flex``: 1 plays the release of the moves in force (step 4's, unsimulated) on a stressed
+    step where every candidate's simulation fails, so that the search can see again (0: off; see
+    step 3)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
@@ -64,7 +68,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -100,11 +104,12 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or not 0 <= config.gain < 1
         or config.swap not in (0, 1)
         or config.exact not in (0, 1)
+        or config.blind not in (0, 1)
         or not (config.release == 0 or config.safe <= config.release <= config.threshold)
     ):
         raise AgentSpecError(
             "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, stay >= 0, "
-            "0 <= gain < 1, swap and exact 0 or 1, release 0 or between safe and threshold, "
+            "0 <= gain < 1, swap, exact and blind 0 or 1, release 0 or between safe and threshold, "
             f"got {argument!r}"
         )
     return config

@@ -205,7 +205,7 @@ def test_with_swap_a_new_move_replaces_a_move_in_force_that_loads_the_line(tight
     assert swapped.target_dispatch[0] == pytest.approx(0.0)  # released with the new move
     assert swapped.rho.max() < kept.rho.max() - 0.01
     assert "swap" not in ExpertConfig().key() and ExpertConfig(swap=1).key()["swap"] == 1
-    with pytest.raises(AgentSpecError, match="swap and exact 0 or 1"):
+    with pytest.raises(AgentSpecError, match="swap, exact and blind 0 or 1"):
         parse_expert_spec("flex=4,swap=2")
 
 
@@ -271,6 +271,29 @@ def test_with_stay_a_move_is_played_once_followed_over_the_forecasts(tight_sandb
     assert "stay" not in ExpertConfig().key() and ExpertConfig(stay=12).key()["stay"] == 12
     with pytest.raises(AgentSpecError, match="stay >= 0"):
         parse_expert_spec("flex=4,stay=-1")
+
+
+def test_with_blind_the_moves_in_force_are_released_when_no_simulation_can_be_used(
+    tight_sandbox, tight_obs
+):
+    """A pair in force and a forecast no power flow can meet (every load five times its own):
+    every candidate's simulation fails. The expert plays the default; with ``blind=1`` it plays
+    the release of the pair with it, unsimulated."""
+    g2op = tight_sandbox.action_space
+    space = build_action_space(tight_sandbox)
+    obs, *_ = tight_sandbox.step(FlexMove(redispatch=((0, -3.0), (5, 3.0))).to_grid2op(g2op))
+    _, forecast = obs._forecasted_inj[1]
+    forecast["injection"]["load_p"] = forecast["injection"]["load_p"] * 5
+
+    def search(settings):
+        return Greedy(tight_sandbox, space, config=parse_expert_spec(settings)).expert.search(obs)
+
+    seeing = search("budget=20,flex=4")
+    assert seeing.stressed and not np.isfinite(seeing.max_rho).any() and seeing.move is None
+    blind = search("budget=20,flex=4,blind=1")
+    assert blind.action == seeing.action and len(blind.candidates) == len(seeing.candidates)
+    assert dict(blind.move.redispatch) == {0: pytest.approx(3.0), 5: pytest.approx(-3.0)}
+    assert "blind" not in ExpertConfig().key() and ExpertConfig(blind=1).key()["blind"] == 1
 
 
 def test_the_expert_costs_what_it_keeps_in_force(tight_sandbox, tight_obs):

@@ -6,5 +6,7 @@
   moves the flow of the overloaded lines (the DC model's power transfer distribution factors,
   LightSim2Grid's ``get_ptdf``);
 - :mod:`~ace_core.grid.flex.proposals`: the moves worth simulating on a stressed state, from those
-  sensitivities, and the move that releases what is no longer needed on a calm one.
+  sensitivities, and the move that releases what is no longer needed on a calm one;
+- :mod:`~ace_core.grid.flex.stay`: whether grid2op can go on meeting the dispatch a move leaves,
+  followed over the forecasts.
 """
