@@ -43,6 +43,14 @@ At each step:
    ``release=R`` (between ``safe`` and ``threshold``), the same release is tried on any step below
    R and played if its simulated max rho stays below R, so that moves do not stay in force
    through hours of max rho between ``safe`` and the threshold.
+   **Guard** (``guard=G``, off by default), first, on any step from ``safe`` up to the threshold:
+   the grid after doing nothing is screened for the loss of each line (LightSim2Grid's contingency
+   analysis, as ``n1``); when the worst outage the power flow survives puts a line at rho G or
+   more, the candidates of step 2 are simulated, the :data:`GUARD_CANDIDATES` best that stay below
+   the threshold are screened too, and the one with the best worst outage (the ``n1`` order) is
+   played if it is strictly better than doing nothing's, else the default. An opponent strikes
+   a loaded line, and on a heavier grid one outage can overload the rest before the next step's
+   search: the guard acts before the stress, where the search of step 2 acts after it.
 5. **Beyond topology** (``flex=K``, off by default): when the pick of step 3 does not bring the
    simulated max rho under ``threshold``, up to K continuous moves are proposed from the most
    loaded line's transfer factors (:mod:`ace_core.grid.flex`: redispatch pairs, curtailment,
@@ -87,6 +95,9 @@ from ace_core.grid.flex.sensitivity import sensitivities
 from ace_core.grid.flex.stay import stay_failure
 from ace_core.grid.outcome import max_rho_after
 from ace_core.grid.simulate import Simulated, simulate_many, simulate_rho
+
+GUARD_CANDIDATES = 4
+"""candidates a guarded step screens for N-1: the best by simulated max rho (step 4)"""
 
 
 @dataclass
@@ -222,6 +233,8 @@ class Expert:
             if self.space.is_topology(search.action):
                 self.played[search.action] += 1
             return search
+        if self.config.guard and obs.rho.max() >= self.config.safe:
+            return self.guarded(obs, default)
         below = self.config.release or self.config.safe
         if self.config.flex and obs.rho.max() < below:
             release = release_move(obs)
@@ -238,6 +251,30 @@ class Expert:
                     return Search(best, revert, scores, False)
                 return Search(0, revert, scores, False)
         return Search(default, [], [], False)
+
+    def guarded(self, obs, default: int) -> Search:
+        """Step 4's guard: the default, or the candidate whose grid survives its worst single line
+        outage better when the default's grid would not (see the module docstring)."""
+        base = screen_actions(obs, [self.space.to_grid2op(default, self.g2op_space)])[0]
+        if base is None or base.error or base.worst_rho is None or base.worst_rho < self.config.guard:
+            return Search(default, [], [], False, screened=1)
+        indices = self.candidates(obs, default)
+        scores = self.evaluate(obs, indices)
+        changes = [self._changes(obs, i) for i in indices]
+        order = sorted(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        top = [k for k in order if indices[k] != default and scores[k] < self.config.threshold]
+        top = top[:GUARD_CANDIDATES]
+        screens = screen_actions(obs, [self.space.to_grid2op(indices[k], self.g2op_space) for k in top])
+        searched = Search(default, indices, scores, False, screened=1 + len(top))
+        if not top:
+            return searched
+        best = min(
+            range(len(top)),
+            key=lambda j: (*n1_key(screens[j]), *rank_key(scores[top[j]], changes[top[j]], top[j])),
+        )
+        if n1_key(screens[best]) >= n1_key(base):
+            return searched
+        return replace(searched, action=indices[top[best]])
 
     def beyond_topology(self, obs, search: Search, default: int) -> Search:
         """Step 5 of the module docstring: ``search`` with a continuous move when one helps."""

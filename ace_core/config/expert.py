@@ -53,6 +53,10 @@ class ExpertConfig:
     """with ``flex``: a continuous move is played only if grid2op can go on meeting its dispatch
     for this many steps of doing nothing after it, followed over the forecasts (else the next best
     move is checked; 0: off; see step 5)"""
+    guard: float = 0.0
+    """on a step below the threshold and at or above ``safe``: when a single line outage would put
+    a line at this rho or more after doing nothing, the stressed candidates are searched for one
+    that survives its worst outage better (0: off; see step 4)"""
     blind: int = 0
     """with ``flex``: 1 plays the release of the moves in force (step 4's, unsimulated) on a stressed
     step where every candidate's simulation fails, so that the search can see again (0: off; see
@@ -68,7 +72,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind", "guard")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -105,11 +109,13 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or config.swap not in (0, 1)
         or config.exact not in (0, 1)
         or config.blind not in (0, 1)
+        or config.guard < 0
         or not (config.release == 0 or config.safe <= config.release <= config.threshold)
     ):
         raise AgentSpecError(
             "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, stay >= 0, "
             "0 <= gain < 1, swap, exact and blind 0 or 1, release 0 or between safe and threshold, "
+            "guard >= 0, "
             f"got {argument!r}"
         )
     return config

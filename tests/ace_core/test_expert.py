@@ -146,6 +146,31 @@ def test_an_n1_expert_picks_the_best_worst_outage_among_its_best_candidates(
     assert greedy.stats["contingency_calls"] == 2 and greedy.simulate_calls == len(plain.candidates) + 2
 
 
+def test_a_guarded_expert_plays_for_a_grid_that_survives_its_worst_outage_better(
+    sandbox, sandbox_space, fresh_obs
+):
+    """Day 0 at max rho 0.80, below the threshold: a line outage would load another past 0.9. The
+    guard searches and plays the topology whose worst outage is better than doing nothing's; a
+    guard above that outage's rho screens doing nothing only, and the default is played."""
+
+    def search(settings):
+        return Expert(sandbox_space, sandbox.action_space, parse_expert_spec(settings)).search(fresh_obs)
+
+    g2op = sandbox.action_space
+    base = screen_actions(fresh_obs, [g2op({})])[0]
+    assert fresh_obs.rho.max() < 0.9 <= base.worst_rho
+    guarded = search("guard=0.9,safe=0.3")
+    assert guarded.action != 0 and not guarded.stressed and guarded.screened == 5
+    assert guarded.simulations == len(guarded.candidates) + 5
+    after = screen_actions(fresh_obs, [sandbox_space.to_grid2op(guarded.action, g2op)])[0]
+    assert n1_key(after) < n1_key(base)
+    quiet = search(f"guard={base.worst_rho + 0.01},safe=0.3")
+    assert (quiet.action, quiet.candidates, quiet.simulations) == (0, [], 1)
+    assert "guard" not in ExpertConfig().key() and ExpertConfig(guard=1.0).key()["guard"] == 1.0
+    with pytest.raises(AgentSpecError, match="guard >= 0"):
+        parse_expert_spec("guard=-1")
+
+
 # ----- beyond topology (greedy:flex=K) -----
 
 
@@ -273,9 +298,7 @@ def test_with_stay_a_move_is_played_once_followed_over_the_forecasts(tight_sandb
         parse_expert_spec("flex=4,stay=-1")
 
 
-def test_with_blind_the_moves_in_force_are_released_when_no_simulation_can_be_used(
-    tight_sandbox, tight_obs
-):
+def test_with_blind_the_moves_in_force_are_released_when_no_simulation_can_be_used(tight_sandbox, tight_obs):
     """A pair in force and a forecast no power flow can meet (every load five times its own):
     every candidate's simulation fails. The expert plays the default; with ``blind=1`` it plays
     the release of the pair with it, unsimulated."""
