@@ -20,12 +20,14 @@ max_rhos = st.none() | st.floats(min_value=0, exclude_min=True, allow_infinity=F
 def _setting(name: str, default) -> st.SearchStrategy[str]:
     if isinstance(default, str):
         values = st.text(st.characters(blacklist_characters=","), max_size=20)
-    elif name in ("swap", "exact"):  # on or off
+    elif name in ("swap", "exact", "blind"):  # on or off
         values = st.integers(0, 1).map(str)
     elif isinstance(default, int):
         values = st.integers(1, 10**6).map(str)
     elif name == "gain":  # a share of max rho
         values = st.floats(min_value=0, max_value=1, exclude_max=True).map(repr)
+    elif name == "guard":  # off, or the rho an outage must reach
+        values = st.floats(min_value=0, allow_infinity=False).map(repr)
     elif name == "release":  # off, or between the default safe and threshold
         values = st.sampled_from(["0.0", "0.85"])
     else:
