@@ -26,7 +26,9 @@ class ExpertConfig:
     learned: int = 50
     """the expert's own most played topologies simulated first (0: off)"""
     n1: int = 0
-    """the best K candidates are re-ranked by their worst single-line outage (0: off; see step 3)"""
+    """the best K candidates are re-ranked by their worst single-line outage (0: off; see step 3).
+    The 118-bus validation days chose 4 for the expert with continuous moves (docs/results-stress.md,
+    "What loses the heavier 118-bus days")"""
     flex: int = 0
     """continuous moves (redispatch, curtailment, storage) tried when no topology clears the
     threshold, each alone and with the best topology: at most 2 x this many simulations (0: off;
