@@ -31,10 +31,10 @@ At each step:
    better. Each screening is counted in ``Search.screened`` (contingency analyses), its
    re-simulation among the simulations.
    **Blind** (``blind=1``, with ``flex``; off by default): when every candidate's simulation fails,
-   doing nothing included, the simulator sees nothing; grid2op refuses every simulated dispatch
-   once the moves in force cannot follow the forecast (``ImpossibleRedispatching``), while the
-   real step goes on. The default is then played with the release of step 4, unsimulated, so that
-   the moves in force come down and the search can see again.
+   doing nothing included, the simulator sees nothing (on a heavier 118-bus day grid2op refused
+   every simulated dispatch, ``ImpossibleRedispatching``, while the real steps went on). The
+   default is then played with the release of step 4, unsimulated, so that the moves in force
+   come down.
 4. **Calm** (max rho < ``safe``) with a split substation: simulate putting each split substation
    back to the reference topology and play the best one if its simulated max rho stays below
    ``safe``; otherwise the default. With ``flex``, first: when continuous moves are in force

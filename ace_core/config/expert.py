@@ -61,8 +61,8 @@ class ExpertConfig:
     that survives its worst outage better (0: off; see step 4)"""
     blind: int = 0
     """with ``flex``: 1 plays the release of the moves in force (step 4's, unsimulated) on a stressed
-    step where every candidate's simulation fails, so that the search can see again (0: off; see
-    step 3)"""
+    step where every candidate's simulation fails (0: off; see step 3). Neither ``stay``, ``guard``
+    nor ``blind`` was chosen on the 118-bus validation days (the ``n1`` figures' page)"""
 
     def key(self) -> dict:
         """The settings that identify the expert (e.g. in mine cache keys). Settings added later
