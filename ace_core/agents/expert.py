@@ -199,18 +199,29 @@ class Expert:
     def best_n1(self, obs, indices: list[int], scores: list[float]) -> tuple[int, int]:
         """(action, contingency analyses run): :meth:`best`, or with ``n1=K`` the best K that do not
         end the game re-ranked by their worst single outage (step 3 of the module docstring)."""
-        changes = [self._changes(obs, i) for i in indices]
-        order = sorted(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        changes, order = self._ranked(obs, indices, scores)
         top = [k for k in order if np.isfinite(scores[k])][: self.config.n1]
         if len(top) < 2:
             return indices[order[0]], 0
-        actions = [self.space.to_grid2op(indices[k], self.g2op_space) for k in top]
-        screens = screen_actions(obs, actions)
-        best = min(
+        best, _ = self._best_outage(obs, indices, scores, changes, top)
+        return indices[best], len(top)
+
+    def _ranked(self, obs, indices: list[int], scores: list[float]) -> tuple[list[int], list[int]]:
+        """(each candidate's bus changes, the positions in the expert's order)."""
+        changes = [self._changes(obs, i) for i in indices]
+        return changes, sorted(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+
+    def _best_outage(
+        self, obs, indices: list[int], scores: list[float], changes: list[int], top: list[int]
+    ) -> tuple[int, N1Screen | None]:
+        """Among the positions ``top``, each screened for N-1, the one whose worst single outage is
+        best (:func:`n1_key`, then the expert's order), and its screening."""
+        screens = screen_actions(obs, [self.space.to_grid2op(indices[k], self.g2op_space) for k in top])
+        j = min(
             range(len(top)),
             key=lambda j: (*n1_key(screens[j]), *rank_key(scores[top[j]], changes[top[j]], top[j])),
         )
-        return indices[top[best]], len(top)
+        return top[j], screens[j]
 
     def search(self, obs, known: dict[int, float] | None = None) -> Search:
         """One step of the module docstring. ``known``: candidates someone already simulated (action
@@ -260,21 +271,14 @@ class Expert:
             return Search(default, [], [], False, screened=1)
         indices = self.candidates(obs, default)
         scores = self.evaluate(obs, indices)
-        changes = [self._changes(obs, i) for i in indices]
-        order = sorted(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+        changes, order = self._ranked(obs, indices, scores)
         top = [k for k in order if indices[k] != default and scores[k] < self.config.threshold]
         top = top[:GUARD_CANDIDATES]
-        screens = screen_actions(obs, [self.space.to_grid2op(indices[k], self.g2op_space) for k in top])
         searched = Search(default, indices, scores, False, screened=1 + len(top))
         if not top:
             return searched
-        best = min(
-            range(len(top)),
-            key=lambda j: (*n1_key(screens[j]), *rank_key(scores[top[j]], changes[top[j]], top[j])),
-        )
-        if n1_key(screens[best]) >= n1_key(base):
-            return searched
-        return replace(searched, action=indices[top[best]])
+        best, screen = self._best_outage(obs, indices, scores, changes, top)
+        return replace(searched, action=indices[best]) if n1_key(screen) < n1_key(base) else searched
 
     def beyond_topology(self, obs, search: Search, default: int) -> Search:
         """Step 5 of the module docstring: ``search`` with a continuous move when one helps."""

@@ -22,6 +22,7 @@ import pytest
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.envs import make_env
 from ace_core.grid.features import FeatureBuilder
+from ace_core.grid.forecasts import make_env_with_forecasts
 
 
 @pytest.fixture(scope="session")
@@ -73,6 +74,36 @@ def tight_sandbox():
 @pytest.fixture
 def tight_obs(tight_sandbox):
     return tight_sandbox.reset(seed=0, options={"time serie id": 0})
+
+
+# A sandbox grid with twelve steps of perfect forecasts, and a state with redispatch targets in
+# force (+20 / -20 MW on generators 0 and 1, after four steps of the pair below); optionally a
+# forecast in which generator 0's own schedule reaches its Pmax (less 1 MW) from a given step, so
+# that pushing its target further up cannot be met there. For moves followed over the forecasts
+# (tests/ace_core/grid/flex/test_stay.py, test_expert.py).
+TARGETS_PAIR = [(0, 5.0), (1, -5.0)]
+
+
+@pytest.fixture(scope="session")
+def forecast_sandbox():
+    return make_env_with_forecasts("l2rpn_case14_sandbox", "perfect", 12)
+
+
+@pytest.fixture
+def targets_in_force(forecast_sandbox):
+    def state(schedule_at_pmax_from: int | None = None):
+        env = forecast_sandbox
+        obs = env.reset(seed=0, options={"time serie id": 0})
+        for _ in range(4):
+            obs, *_ = env.step(env.action_space({"redispatch": TARGETS_PAIR}))
+        if schedule_at_pmax_from is not None:
+            for _, forecast in obs._forecasted_inj[schedule_at_pmax_from:]:
+                injection = forecast["injection"]
+                injection["prod_p"] = injection["prod_p"].copy()
+                injection["prod_p"][0] = obs.gen_pmax[0] - 1
+        return obs
+
+    return state
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from ace_core.grid.action_space import build_action_space
 from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
 from ace_core.grid.contingency import screen_actions
 from ace_core.grid.flex.moves import FlexMove
+from ace_core.grid.flex.stay import stay_failure
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -281,18 +282,29 @@ def test_with_release_the_moves_in_force_are_released_between_safe_and_the_thres
         parse_expert_spec("flex=4,release=0.95")
 
 
-def test_with_stay_a_move_is_played_once_followed_over_the_forecasts(tight_sandbox, tight_obs):
-    """The same move as without ``stay``, played once grid2op met its dispatch over the steps the
-    forecasts reach (one on this grid), and those simulations counted; a move that fails is not
-    played (tests/ace_core/grid/flex/test_stay.py finds such a step)."""
-    space = build_action_space(tight_sandbox)
+def test_with_stay_a_move_whose_dispatch_fails_within_the_hour_gives_way_to_the_next(
+    forecast_sandbox, targets_in_force
+):
+    """Targets +20 / -20 MW in force and generator 0's schedule at its Pmax in three steps. The
+    expert's best move (a threshold of 0.5 makes the state stressed) is played as before when its
+    dispatch can be met over the hour; when it fails at step 3, the next move is checked and
+    played, and both checks are counted."""
+    env = forecast_sandbox
+    space = build_action_space(env)
 
-    def search(settings):
-        return Greedy(tight_sandbox, space, config=parse_expert_spec(settings)).expert.search(tight_obs)
+    def search(settings, schedule_at_pmax_from=None):
+        expert = Expert(space, env.action_space, parse_expert_spec(settings))
+        return expert.search(targets_in_force(schedule_at_pmax_from))
 
-    plain, staying = search("budget=1,flex=4"), search("budget=1,flex=4,stay=12")
-    assert staying.move == plain.move and staying.move is not None
-    assert staying.flexed == plain.flexed + 1
+    plain, held = search("budget=1,threshold=0.5,flex=4"), search("budget=1,threshold=0.5,flex=4,stay=12")
+    assert held.move == plain.move is not None and held.flexed == plain.flexed + 12
+    best = plain.move
+    assert search("budget=1,threshold=0.5,flex=4", schedule_at_pmax_from=3).move == best
+    failed = stay_failure(targets_in_force(3), env.action_space({}) + best.to_grid2op(env.action_space), 12)
+    assert failed.failed_at == 3
+    gave_way = search("budget=1,threshold=0.5,flex=4,stay=12", schedule_at_pmax_from=3)
+    assert gave_way.move is not None and gave_way.move != best
+    assert gave_way.flexed == plain.flexed + 3 + 12  # the failed check, then the one that held
     assert "stay" not in ExpertConfig().key() and ExpertConfig(stay=12).key()["stay"] == 12
     with pytest.raises(AgentSpecError, match="stay >= 0"):
         parse_expert_spec("flex=4,stay=-1")
