@@ -29,7 +29,10 @@ At each step:
    then the order above (simulated max rho, bus changes, list order). So with K >= 2 the expert may
    play a candidate with a slightly higher max rho now for a grid that survives losing a line
    better. Each screening is counted in ``Search.screened`` (contingency analyses), its
-   re-simulation among the simulations.
+   re-simulation among the simulations. With ``attacked=1`` (off by default) this screening and
+   the guard's (step 4) cover only the lines the env's opponent can strike
+   (:func:`~ace_core.grid.opponents.attackable_lines`; every line where it strikes none): the
+   outages an attack brings, rather than every line's.
    **Blind** (``blind=1``, with ``flex``; off by default): when every candidate's simulation fails,
    doing nothing included, the simulator sees nothing (on a heavier 118-bus day grid2op refused
    every simulated dispatch, ``ImpossibleRedispatching``, while the real steps went on). The
@@ -154,11 +157,20 @@ def expert_from_spec(spec: str, space: ActionSpace, g2op_space) -> Expert:
 class Expert:
     """The search of the module docstring, reusable by the agent and the miner."""
 
-    def __init__(self, space: ActionSpace, g2op_space, config: ExpertConfig, mined: list[int] | None = None):
+    def __init__(
+        self,
+        space: ActionSpace,
+        g2op_space,
+        config: ExpertConfig,
+        mined: list[int] | None = None,
+        outages: tuple[int, ...] | None = None,
+    ):
         self.space = space
         self.g2op_space = g2op_space
         self.config = config
         self.mined = list(mined or [])
+        self.outages = outages or None
+        """the lines whose loss N-1 screens (``n1``, ``guard``); None: every line"""
         self.played: Counter[int] = Counter()
         self.redispatched: set[int] = set()
         """generators redispatched by this expert's moves in the episode (``exact``)"""
@@ -169,9 +181,11 @@ class Expert:
         self.redispatched.clear()
 
     @classmethod
-    def from_config(cls, space: ActionSpace, g2op_space, config: ExpertConfig) -> Expert:
+    def from_config(
+        cls, space: ActionSpace, g2op_space, config: ExpertConfig, outages: tuple[int, ...] | None = None
+    ) -> Expert:
         mined = load_action_set(config.actions, space) if config.actions else None
-        return cls(space, g2op_space, config, mined)
+        return cls(space, g2op_space, config, mined, outages)
 
     def candidates(self, obs, default: int) -> list[int]:
         space, mask = self.space, self.space.action_mask(obs)
@@ -216,7 +230,8 @@ class Expert:
     ) -> tuple[int, N1Screen | None]:
         """Among the positions ``top``, each screened for N-1, the one whose worst single outage is
         best (:func:`n1_key`, then the expert's order), and its screening."""
-        screens = screen_actions(obs, [self.space.to_grid2op(indices[k], self.g2op_space) for k in top])
+        grid2op = [self.space.to_grid2op(indices[k], self.g2op_space) for k in top]
+        screens = screen_actions(obs, grid2op, self.outages)
         j = min(
             range(len(top)),
             key=lambda j: (*n1_key(screens[j]), *rank_key(scores[top[j]], changes[top[j]], top[j])),
@@ -266,7 +281,7 @@ class Expert:
     def guarded(self, obs, default: int) -> Search:
         """Step 4's guard: the default, or the candidate whose grid survives its worst single line
         outage better when the default's grid would not (see the module docstring)."""
-        base = screen_actions(obs, [self.space.to_grid2op(default, self.g2op_space)])[0]
+        base = screen_actions(obs, [self.space.to_grid2op(default, self.g2op_space)], self.outages)[0]
         if base is None or base.error or base.worst_rho is None or base.worst_rho < self.config.guard:
             return Search(default, [], [], False, screened=1)
         indices = self.candidates(obs, default)

@@ -12,6 +12,8 @@ from ace_core.agents.expert import Expert, max_rho
 from ace_core.config.expert import ExpertConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import greedy_candidates, reconnect_or_nothing
+from ace_core.grid.contingency import resolve_lines
+from ace_core.grid.opponents import attackable_lines
 from ace_core.grid.simulate import simulate_many
 
 DEFAULT_GREEDY_BUDGET = ExpertConfig.budget
@@ -55,7 +57,9 @@ class Greedy(TimedAgent):
         config = config or ExpertConfig()
         overrides = {"budget": budget, "threshold": rho_threshold}
         config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
-        self.expert = Expert.from_config(space, env.action_space, config)
+        attacked = attackable_lines(env) if config.attacked else ()  # N-1 on these lines (n1, guard)
+        outages = resolve_lines(attacked, env.name_line) if attacked else None
+        self.expert = Expert.from_config(space, env.action_space, config, outages)
         self.rho_threshold = config.threshold
         self.stats["contingency_calls"] = 0  # N-1 screenings of candidates (greedy:n1=K)
 

@@ -59,6 +59,10 @@ class ExpertConfig:
     """on a step below the threshold and at or above ``safe``: when a single line outage would put
     a line at this rho or more after doing nothing, the stressed candidates are searched for one
     that survives its worst outage better (0: off; see step 4)"""
+    attacked: int = 0
+    """with ``n1`` or ``guard``: 1 screens only the outages of the lines the env's opponent can
+    strike (grid2op's ``lines_attacked``; every line when it strikes none), rather than every line
+    (0; see steps 3 and 4)"""
     blind: int = 0
     """with ``flex``: 1 plays the release of the moves in force (step 4's, unsimulated) on a stressed
     step where every candidate's simulation fails (0: off; see step 3). Neither ``stay``, ``guard``
@@ -74,7 +78,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind", "guard")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind", "guard", "attacked")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -111,12 +115,13 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or config.swap not in (0, 1)
         or config.exact not in (0, 1)
         or config.blind not in (0, 1)
+        or config.attacked not in (0, 1)
         or config.guard < 0
         or not (config.release == 0 or config.safe <= config.release <= config.threshold)
     ):
         raise AgentSpecError(
             "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, stay >= 0, "
-            "0 <= gain < 1, swap, exact and blind 0 or 1, release 0 or between safe and threshold, "
+            "0 <= gain < 1, swap, exact, blind and attacked 0 or 1, release 0 or between safe and threshold, "
             "guard >= 0, "
             f"got {argument!r}"
         )

@@ -188,6 +188,15 @@ def opponent_kwargs(env_name: str, opponent: str) -> dict:
     }
 
 
+def attackable_lines(env) -> tuple[str, ...]:
+    """The lines ``env``'s opponent can strike, by name: grid2op's ``lines_attacked`` as the env's
+    config or :func:`opponent_kwargs` set it, one list or one per area (l2rpn_idf_2023's
+    ``GeometricOpponentMultiArea``); none when the opponent strikes no line."""
+    named = (env.get_params_for_runner().get("opponent_kwargs") or {}).get("lines_attacked") or ()
+    flat = (name for group in named for name in ([group] if isinstance(group, str) else group))
+    return tuple(dict.fromkeys(flat))
+
+
 def attacks_in(episode_data) -> int:
     """Attacks an episode saw: the steps where an attack begins (grid2op's ``EpisodeData.attacks``
     holds the opponent's action at every step, repeated while an attack lasts)."""

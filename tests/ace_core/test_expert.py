@@ -14,9 +14,11 @@ from ace_core.config.expert import ExpertConfig, parse_expert_spec
 from ace_core.errors import AgentSpecError
 from ace_core.grid.action_space import build_action_space
 from ace_core.grid.candidates import disguised_noops, loaded_substations, substation_topologies
-from ace_core.grid.contingency import screen_actions
+from ace_core.grid.contingency import resolve_lines, screen_actions
+from ace_core.grid.envs import make_env
 from ace_core.grid.flex.moves import FlexMove
 from ace_core.grid.flex.stay import stay_failure
+from ace_core.grid.opponents import attackable_lines
 from ace_core.rl.sac import SAC, SACConfig
 
 
@@ -170,6 +172,33 @@ def test_a_guarded_expert_plays_for_a_grid_that_survives_its_worst_outage_better
     assert "guard" not in ExpertConfig().key() and ExpertConfig(guard=1.0).key()["guard"] == 1.0
     with pytest.raises(AgentSpecError, match="guard >= 0"):
         parse_expert_spec("guard=-1")
+
+
+def test_with_attacked_n1_screens_only_the_lines_the_opponent_strikes(sandbox_space):
+    """The sandbox under random-line attacks (six lines), day 0: losing any line would load another
+    to over 3x its limit, losing one of the six to just over 1x. A guard of 1.5 searches when every
+    line is screened and keeps doing nothing when only the six are; without an opponent
+    ``attacked`` screens every line."""
+    env = make_env("l2rpn_case14_sandbox", opponent="random-line")
+    obs = env.reset(seed=0, options={"time serie id": 0})
+    struck = resolve_lines(attackable_lines(env), env.name_line)
+    every = screen_actions(obs, [env.action_space({})])[0]
+    attacked = screen_actions(obs, [env.action_space({})], struck)[0]
+    assert len(struck) == attacked.screened == 6 and attacked.worst_rho < 1.5 <= every.worst_rho
+
+    def guard(settings):
+        return load_agent(f"greedy:guard=1.5,safe=0.3{settings}", env, sandbox_space).expert
+
+    assert guard("").search(obs).candidates and guard("").outages is None
+    quiet = guard(",attacked=1")
+    assert quiet.outages == struck and quiet.search(obs).simulations == 1
+    assert (
+        load_agent("greedy:attacked=1", make_env("l2rpn_case14_sandbox"), sandbox_space).expert.outages
+        is None
+    )
+    assert "attacked" not in ExpertConfig().key() and ExpertConfig(attacked=1).key()["attacked"] == 1
+    with pytest.raises(AgentSpecError, match="attacked 0 or 1"):
+        parse_expert_spec("attacked=2")
 
 
 # ----- beyond topology (greedy:flex=K) -----

@@ -20,7 +20,7 @@ max_rhos = st.none() | st.floats(min_value=0, exclude_min=True, allow_infinity=F
 def _setting(name: str, default) -> st.SearchStrategy[str]:
     if isinstance(default, str):
         values = st.text(st.characters(blacklist_characters=","), max_size=20)
-    elif name in ("swap", "exact", "blind"):  # on or off
+    elif name in ("swap", "exact", "blind", "attacked"):  # on or off
         values = st.integers(0, 1).map(str)
     elif isinstance(default, int):
         values = st.integers(1, 10**6).map(str)
