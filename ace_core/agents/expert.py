@@ -33,6 +33,14 @@ At each step:
    the guard's (step 4) cover only the lines the env's opponent can strike
    (:func:`~ace_core.grid.opponents.attackable_lines`; every line where it strikes none): the
    outages an attack brings, rather than every line's.
+   **Now** (``now=K``, off by default), before the pick and N-1: the forecast of the next step
+   misses what the slack generator will carry (the forecast's load error lands on it: about 0.7 %
+   of the load, 35 MW, on a heavier grown 118-bus day), so a topology that leaves the slack
+   generator on a bus with one line can overload that line in reality while its simulation shows
+   it fine, and the search, trusting the forecast, never takes it back. With ``now``, the best
+   candidate is simulated again on the current injections (grid2op's ``time_step=0``) and scored
+   by the worse of the two; then the best again, until the best has been checked both ways or K
+   have been (up to K simulations; ``Search.rechecked``).
    **Blind** (``blind=1``, with ``flex``; off by default): when every candidate's simulation fails,
    doing nothing included, the simulator sees nothing (on a heavier 118-bus day grid2op refused
    every simulated dispatch, ``ImpossibleRedispatching``, while the real steps went on). The
@@ -118,10 +126,12 @@ class Search:
     """the continuous move played with ``action`` (``flex``), if any"""
     flexed: int = 0
     """simulations spent on continuous moves (``flex``)"""
+    rechecked: int = 0
+    """candidates simulated again on the current injections (``now``)"""
 
     @property
     def simulations(self) -> int:
-        return len(self.candidates) + self.screened + self.flexed
+        return len(self.candidates) + self.screened + self.flexed + self.rechecked
 
 
 def max_rho(outcome: Simulated) -> float:
@@ -201,9 +211,25 @@ class Expert:
         unique = [i for i in dict.fromkeys(ordered) if not noop[i]]
         return unique[: self.config.budget]
 
-    def evaluate(self, obs, indices: list[int]) -> list[float]:
-        outcomes = simulate_many(obs, [self.space.to_grid2op(i, self.g2op_space) for i in indices])
-        return [max_rho(o) for o in outcomes]
+    def evaluate(self, obs, indices: list[int], time_step: int = 1) -> list[float]:
+        """Simulated max rho of each candidate: on the next step's forecast (``time_step=1``) or on
+        the current injections (0)."""
+        grid2op = [self.space.to_grid2op(i, self.g2op_space) for i in indices]
+        return [max_rho(o) for o in simulate_many(obs, grid2op, time_step)]
+
+    def checked_now(self, obs, indices: list[int], scores: list[float]) -> tuple[list[float], int]:
+        """(scores, simulations) with ``now=K``: best first in the expert's order, a candidate's score
+        becomes the worse of its forecast and its current-injection max rho, until the best is one
+        so checked or K are (step 3 of the module docstring)."""
+        scores, checked = list(scores), set()
+        changes = [self._changes(obs, i) for i in indices]
+        while len(checked) < self.config.now:
+            best = min(range(len(indices)), key=lambda k: rank_key(scores[k], changes[k], k))
+            if best in checked or not np.isfinite(scores[best]):
+                break
+            scores[best] = max(scores[best], self.evaluate(obs, [indices[best]], time_step=0)[0])
+            checked.add(best)
+        return scores, len(checked)
 
     def best(self, obs, indices: list[int], scores: list[float]) -> int:
         changes = [self._changes(obs, i) for i in indices]
@@ -248,8 +274,9 @@ class Expert:
             fresh = [i for i in self.candidates(obs, default) if i not in known]
             indices = [*known, *fresh]
             scores = [*known.values(), *self.evaluate(obs, fresh)]
+            scores, rechecked = self.checked_now(obs, indices, scores) if self.config.now else (scores, 0)
             action, screened = self.best_n1(obs, indices, scores)
-            search = Search(action, indices, scores, True, screened)
+            search = Search(action, indices, scores, True, screened, rechecked=rechecked)
             blind = self.config.flex and self.config.blind and not np.isfinite(scores).any()
             release = release_move(obs) if blind else None
             if release is not None:

@@ -59,6 +59,9 @@ class ExpertConfig:
     """on a step below the threshold and at or above ``safe``: when a single line outage would put
     a line at this rho or more after doing nothing, the stressed candidates are searched for one
     that survives its worst outage better (0: off; see step 4)"""
+    now: int = 0
+    """up to this many of the best candidates are simulated again on the current injections and
+    scored by the worse of that and their forecast max rho, best first (0: off; see step 3)"""
     attacked: int = 0
     """with ``n1`` or ``guard``: 1 screens only the outages of the lines the env's opponent can
     strike (grid2op's ``lines_attacked``; every line when it strikes none), rather than every line
@@ -78,7 +81,7 @@ class ExpertConfig:
         return key
 
 
-_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind", "guard", "attacked")
+_ADDED_LATER = ("n1", "flex", "gain", "swap", "exact", "release", "stay", "blind", "guard", "attacked", "now")
 
 
 EXPERT_SETTINGS = ", ".join(f"{f.name}={f.default!r}" for f in fields(ExpertConfig))
@@ -110,7 +113,7 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
     if (
         config.budget < 1
         or config.lines < 1
-        or min(config.learned, config.n1, config.flex, config.stay) < 0
+        or min(config.learned, config.n1, config.flex, config.stay, config.now) < 0
         or not 0 <= config.gain < 1
         or config.swap not in (0, 1)
         or config.exact not in (0, 1)
@@ -120,7 +123,7 @@ def parse_expert_spec(argument: str) -> ExpertConfig:
         or not (config.release == 0 or config.safe <= config.release <= config.threshold)
     ):
         raise AgentSpecError(
-            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, stay >= 0, "
+            "greedy budget and lines must be positive, learned >= 0, n1 >= 0, flex >= 0, stay >= 0, now >= 0, "
             "0 <= gain < 1, swap, exact, blind and attacked 0 or 1, release 0 or between safe and threshold, "
             "guard >= 0, "
             f"got {argument!r}"

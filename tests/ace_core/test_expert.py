@@ -174,6 +174,36 @@ def test_a_guarded_expert_plays_for_a_grid_that_survives_its_worst_outage_better
         parse_expert_spec("guard=-1")
 
 
+def test_with_now_the_best_candidates_are_also_simulated_on_the_current_injections(
+    forecast_sandbox, sandbox_space
+):
+    """The next step's forecast moves 30 MW from generator 2 to generator 4 (a forecast error the
+    slack would carry). The topology best on that forecast is worse on the current injections
+    than doing nothing: with ``now`` the best candidates are simulated again, each scored by the
+    worse of the two, and the expert does nothing."""
+    obs = forecast_sandbox.reset(seed=0, options={"time serie id": 0})
+    injection = obs._forecasted_inj[1][1]["injection"]
+    injection["prod_p"] = (
+        injection["prod_p"] + np.eye(len(obs.gen_p))[4] * 30 - np.eye(len(obs.gen_p))[2] * 30
+    )
+
+    def expert(settings):
+        config = parse_expert_spec(f"threshold=0,budget=40,learned=0{settings}")
+        return Expert(sandbox_space, forecast_sandbox.action_space, config)
+
+    plain, now = expert("").search(obs), expert(",now=4").search(obs)
+    assert plain.action != 0 and now.action == 0 and 1 <= now.rechecked <= 4
+    assert now.candidates == plain.candidates and now.simulations == plain.simulations + now.rechecked
+    current = expert("").evaluate(obs, now.candidates, time_step=0)
+    for k, (forecast, rescored) in enumerate(zip(plain.max_rho, now.max_rho, strict=True)):
+        assert rescored in (forecast, max(forecast, current[k]))
+    picked, played = now.candidates.index(plain.action), now.candidates.index(0)
+    assert now.max_rho[picked] == current[picked] > now.max_rho[played] >= plain.max_rho[played]
+    assert "now" not in ExpertConfig().key() and ExpertConfig(now=4).key()["now"] == 4
+    with pytest.raises(AgentSpecError, match="now >= 0"):
+        parse_expert_spec("now=-1")
+
+
 def test_with_attacked_n1_screens_only_the_lines_the_opponent_strikes(sandbox_space):
     """The sandbox under random-line attacks (six lines), day 0: losing any line would load another
     to over 3x its limit, losing one of the six to just over 1x. A guard of 1.5 searches when every
@@ -260,7 +290,7 @@ def test_with_swap_a_new_move_replaces_a_move_in_force_that_loads_the_line(tight
     assert swapped.target_dispatch[0] == pytest.approx(0.0)  # released with the new move
     assert swapped.rho.max() < kept.rho.max() - 0.01
     assert "swap" not in ExpertConfig().key() and ExpertConfig(swap=1).key()["swap"] == 1
-    with pytest.raises(AgentSpecError, match="swap, exact and blind 0 or 1"):
+    with pytest.raises(AgentSpecError, match="swap, exact, blind and attacked 0 or 1"):
         parse_expert_spec("flex=4,swap=2")
 
 
