@@ -34,8 +34,8 @@ At each step:
    (:func:`~ace_core.grid.opponents.attackable_lines`; every line where it strikes none): the
    outages an attack brings, rather than every line's.
    **Now** (``now=K``, off by default), before the pick and N-1: the forecast of the next step
-   misses what the slack generator will carry (the forecast's load error lands on it: about 0.7 %
-   of the load, 35 MW, on a heavier grown 118-bus day), so a topology that leaves the slack
+   misses what the slack generator will carry (the forecast's load error lands on it: about 0.8 %
+   of the load, 35-40 MW, on a heavier grown 118-bus day), so a topology that leaves the slack
    generator on a bus with one line can overload that line in reality while its simulation shows
    it fine, and the search, trusting the forecast, never takes it back. With ``now``, the best
    candidate is simulated again on the current injections (grid2op's ``time_step=0``) and scored
