@@ -61,11 +61,13 @@ class ExpertConfig:
     that survives its worst outage better (0: off; see step 4)"""
     now: int = 0
     """up to this many of the best candidates are simulated again on the current injections and
-    scored by the worse of that and their forecast max rho, best first (0: off; see step 3)"""
+    scored by the worse of that and their forecast max rho, best first (0: off; see step 3). The
+    118-bus validation days chose 4 beside ``flex=4,n1=4`` (docs/results-stress.md, "Five
+    validation days")"""
     attacked: int = 0
     """with ``n1`` or ``guard``: 1 screens only the outages of the lines the env's opponent can
     strike (grid2op's ``lines_attacked``; every line when it strikes none), rather than every line
-    (0; see steps 3 and 4)"""
+    (0; see steps 3 and 4). Not chosen on the 118-bus validation days ("Five validation days")"""
     blind: int = 0
     """with ``flex``: 1 plays the release of the moves in force (step 4's, unsimulated) on a stressed
     step where every candidate's simulation fails (0: off; see step 3). Neither ``stay``, ``guard``
