@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ace_core.agents.baselines import TimedAgent
-from ace_core.agents.expert import Expert, max_rho
+from ace_core.agents.expert import Expert
+from ace_core.agents.expert_order import max_rho
 from ace_core.config.expert import ExpertConfig
 from ace_core.grid.action_space import ActionSpace
 from ace_core.grid.candidates import greedy_candidates, reconnect_or_nothing

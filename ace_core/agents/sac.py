@@ -8,7 +8,8 @@ import numpy as np
 import torch
 
 from ace_core.agents.baselines import TimedAgent
-from ace_core.agents.expert import Expert, Search, max_rho
+from ace_core.agents.expert import Expert
+from ace_core.agents.expert_order import Search, max_rho
 from ace_core.agents.greedy import best_simulated
 from ace_core.checkpoint import check_same_space, load_checkpoint, with_policy_moves
 from ace_core.config import TrainConfig

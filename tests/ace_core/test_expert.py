@@ -6,7 +6,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ace_core.agents.expert import Expert, n1_key, rank_key
+from ace_core.agents.expert import Expert
+from ace_core.agents.expert_order import n1_key, rank_key
 from ace_core.agents.greedy import Greedy
 from ace_core.agents.loading import load_agent
 from ace_core.agents.sac import SacAgent
