@@ -68,8 +68,8 @@ def card_source(sources: tuple[str, ...] | list[str]) -> str:
 
 
 def card_dict(candidate: Candidate) -> dict[str, Any]:
-    """A recommendation card: its headline figures, and the rest (N-1, look-ahead, outcome in
-    words, substations) under ``figures``."""
+    """A recommendation card: its headline figures, and the rest (N-1, look-ahead, the check on
+    the grid as it is now, outcome in words, substations) under ``figures``."""
     data, outcome = candidate.to_json(TOP_OUTAGES), candidate.outcome
     return {
         "action_index": candidate.action_index,
@@ -96,6 +96,7 @@ FIGURE_KEYS = (
     "overloads_after",
     "game_over",
     "illegal",
+    "now",
     "n1",
     "look_ahead",
     "rejected_because",

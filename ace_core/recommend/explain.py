@@ -3,7 +3,8 @@
 :func:`facts` says in plain sentences what the simulation found for one card: the one-step
 outcome (the highest line load before and after, the lines relieved, the new overloads), the N-1
 screen (how many single outages overload a line, the worst one), the look-ahead over the forecast
-(whether and when a line overloads) and why the card sits at its rank. It is a pure function of
+(whether and when a line overloads), the action played on the grid as it is now (no forecast)
+and why the card sits at its rank. It is a pure function of
 the candidate's JSON (:meth:`ace_core.recommend.outcomes.Candidate.to_json`, or a console card's
 headline figures with its ``figures``), so the same card always reads the same.
 
@@ -117,6 +118,18 @@ def _look_ahead(look: dict[str, Any] | None, names: Sequence[str]) -> list[str]:
     return [f"Looked ahead{kind}, no line overloads {over}" + (f"; {highest}." if highest else ".")]
 
 
+def _now(now: dict[str, Any] | None, names: Sequence[str]) -> list[str]:
+    if not now:
+        return []
+    if now.get("game_over") or now.get("max_rho_after") is None:
+        return ["Played on the grid as it is now, with no forecast, it ends in a game over."]
+    overloaded = now.get("overloads_after") or []
+    which = f"; {_lines(names, overloaded)} overloaded" if overloaded else ""
+    return [
+        f"Played on the grid as it is now, with no forecast, the highest line load is {_pct(now['max_rho_after'])}{which}."
+    ]
+
+
 def facts(card: dict[str, Any], line_names: Sequence[str] = ()) -> str:
     """The simulation's findings for one card in plain sentences (see the module); ``line_names``:
     each line's one name, by id (the layout's ``lines[i]["name"]``; ``line <id>`` without)."""
@@ -124,6 +137,7 @@ def facts(card: dict[str, Any], line_names: Sequence[str] = ()) -> str:
     if not card.get("illegal") and not card.get("game_over"):
         sentences += _n1(card.get("n1"))
         sentences += _look_ahead(card.get("look_ahead"), line_names)
+        sentences += _now(card.get("now"), line_names)
     cost = card.get("cost")
     if cost:
         sentences.append(
@@ -182,6 +196,9 @@ def simulated_figures(card: dict[str, Any]) -> list[tuple[str, float]]:
     for outage in [n1.get("worst") or {}, *(n1.get("outages") or [])]:
         if outage.get("max_rho") is not None:
             figures.append((f"N-1: losing {outage['outage_name']}", outage["max_rho"]))
+    now = card.get("now") or {}
+    if now.get("max_rho_after") is not None:
+        figures.append(("the highest line load on the grid as it is now", now["max_rho_after"]))
     look = card.get("look_ahead") or {}
     for step, rho in enumerate(look.get("max_rho") or [], start=1):
         figures.append((f"look-ahead, {step * STEP_MINUTES} min", rho))

@@ -1,7 +1,7 @@
 """What a candidate action leads to, in figures and in words: the result types of the
 recommendation pipeline's stages (:mod:`ace_core.recommend.pipeline`): a :class:`Proposal`, a
 :class:`Candidate` (a proposal and its simulated :class:`~ace_core.grid.outcome.Outcome`, then its
-N-1 screen, look-ahead and rank), a :class:`RecommendationSet`; and their JSON for the console and
+N-1 screen, look-ahead, check on the grid as it is now and rank), a :class:`RecommendationSet`; and their JSON for the console and
 the API.
 
 The words are the operator's vocabulary, shared by every page that shows a simulated outcome:
@@ -47,6 +47,16 @@ def outcome_words(outcome: Outcome) -> str:
     return f"{', '.join(parts)}; max rho {outcome.max_rho_before:.1%} -> {outcome.max_rho_after:.1%}"
 
 
+def now_json(outcome: Outcome) -> dict:
+    """A card's check on the grid as it is now (:attr:`Candidate.now`), as the console shows it."""
+    return {
+        "outcome": outcome_words(outcome),
+        "max_rho_after": outcome.max_rho_after,
+        "game_over": outcome.game_over,
+        "overloads_after": list(outcome.overloads_after),
+    }
+
+
 def max_rho_words(max_rho: float | None, error: str = "") -> str:
     """A recorded one-step outcome in words, for records that kept only max rho: ``None`` or a
     negative value marks a simulation that gave none (the trainer writes -1), an ``error`` that
@@ -79,9 +89,16 @@ class Proposal:
 @dataclass(frozen=True)
 class Candidate(Proposal):
     """A proposal and what the pipeline's stages learnt about it: its one-step outcome, then its
-    N-1 screen and look-ahead when computed, then its rank or why it is rejected."""
+    N-1 screen, look-ahead and check on the grid as it is now when computed, then its rank or why
+    it is rejected."""
 
     outcome: Outcome = field(kw_only=True)
+    now: Outcome | None = None
+    """the action played on the grid as it is now, not on the next step's forecast (grid2op's
+    simulation with no time step ahead), for the cards looked ahead: a forecast's load error
+    falls on the slack generator, and a topology that leaves it with one line can look safe on
+    the forecast and overload that line in reality; None when not computed, or when the grid
+    carries no forecasts (``outcome`` is then already on the grid as it is)"""
     n1: N1Screen | None = None
     look_ahead: LookAhead | None = None
     rank: int | None = None
@@ -108,6 +125,11 @@ class Candidate(Proposal):
         """The one-step outcome in words (``outcome`` in the JSON)."""
         return outcome_words(self.outcome)
 
+    @property
+    def now_words(self) -> str:
+        """Its check on the grid as it is now, in words."""
+        return "not checked" if self.now is None else outcome_words(self.now)
+
     def to_json(self, top_outages: int = 10) -> dict:
         """``top_outages``: how many overloading or diverging outages of its N-1 to list."""
         outcome = self.outcome
@@ -130,6 +152,7 @@ class Candidate(Proposal):
             "lines_relieved": list(outcome.lines_relieved),
             "new_overloads": list(outcome.new_overloads),
             "overloads_after": list(outcome.overloads_after),
+            "now": None if self.now is None else now_json(self.now),
             "n1": None if self.n1 is None else self.n1.to_json(top_outages),
             "look_ahead": None if self.look_ahead is None else self.look_ahead.to_json(),
             "rejected_because": self.rejected_because,

@@ -11,7 +11,9 @@ the greedy expert's best few. Each is
   contingency analysis), over every line or a configured list;
 - for doing nothing and the best few, looked ahead over the forecasts' horizon
   (:mod:`ace_core.grid.lookahead`, default 12 steps = one hour), saying which kind of forecast
-  it used (:mod:`ace_core.grid.forecasts`);
+  it used (:mod:`ace_core.grid.forecasts`), and played on the grid as it is now (no time step
+  ahead), since a forecast's load error falls on the slack generator that the one step ahead
+  does not show;
 
 then ranked by the safety order of :mod:`ace_core.recommend.ranking`, which also rejects, with the
 reason, every candidate worse than doing nothing. Doing nothing's own outcome is always
@@ -19,7 +21,7 @@ returned, as the reference and as the live state's security (its N-1 status and 
 
 ``run`` is one pass through these stages, each returning new, frozen results (the types and
 their JSON are in :mod:`ace_core.recommend.outcomes`): proposals -> candidates (simulated) ->
-N-1 screened -> looked ahead -> ranked; and when no single move clears the grid's overloads,
+N-1 screened -> looked ahead and checked now -> ranked; and when no single move clears the grid's overloads,
 pairs of the best single moves (:mod:`ace_core.recommend.pairs`) and continuous moves
 (redispatch, curtailment, storage: :mod:`ace_core.recommend.flex`) through the same stages,
 ranked with them.
@@ -295,7 +297,7 @@ class RecommendationPipeline:
             skipped = skipped_look_ahead(forecast, "this grid carries no forecasts")
             return [replace(candidates[0], look_ahead=skipped), *candidates[1:]]
         series = ForecastSeries(obs, self.config.horizon)
-        looked = []
+        looked, played = [], []
         for candidate in candidates:
             action = (actions or {}).get(candidate.action_index)
             if action is None:
@@ -303,7 +305,16 @@ class RecommendationPipeline:
             start, hold = grids.get(candidate.action_index), held_output(obs, candidate.move)
             trajectory = looked_ahead(obs, action, series, forecast, start, hold)
             looked.append(replace(candidate, look_ahead=trajectory))
-        return looked
+            played.append(action)
+        return self._check_now(obs, looked, played)
+
+    def _check_now(self, obs, candidates: list[Candidate], actions: list) -> list[Candidate]:
+        """The candidates, each with its action played on the grid as it is now (one batch of
+        simulations with no time step ahead): what the forecast's one step ahead cannot show
+        (:attr:`~ace_core.recommend.outcomes.Candidate.now`)."""
+        before = np.asarray(obs.rho, dtype=float)
+        simulated = simulate_many(obs, actions, time_step=0)
+        return [replace(c, now=outcome_of(s, before)) for c, s in zip(candidates, simulated)]
 
     # ----- 5. pairs and continuous moves, when no single move is safe -----
     def _beyond_singles(

@@ -6,23 +6,28 @@ between candidates equal on every criterion before it:
 1. **no game over**: the one-step simulation survives;
 2. **overloads cleared**: how many of the lines overloaded now are still overloaded after;
 3. **no new overload**: how many lines are overloaded after that are not now;
-4. **N-1 worst case**: first the number of single outages that split the grid or make the power
+4. **the grid as it is now**: the action played on the current injections rather than the next
+   step's forecast (:attr:`~ace_core.recommend.outcomes.Candidate.now`, computed with the
+   look-ahead): a game over there first, then its max rho, counted only above 100 % and in steps
+   of 1 % (so it decides only where the forecast hides an overload); a candidate not checked
+   comes after those checked;
+5. **N-1 worst case**: first the number of single outages that split the grid or make the power
    flow diverge (each one a game over if it happens), then the highest rho any single outage
    leads to, counted only above 100 % (every N-1-secure candidate ties here) and in steps of
    1 % (smaller differences are within what forecasts can tell);
-5. **look-ahead worst case**: a game over within the horizon first (the earlier the worse), then
+6. **look-ahead worst case**: a game over within the horizon first (the earlier the worse), then
    the highest max rho over the horizon, again only above 100 % and in steps of 1 %; a
    candidate whose look-ahead was not computed comes after those whose look-ahead was;
-6. **cost**: what a continuous move costs, euros per hour (:mod:`ace_core.grid.flex`; 0 for
+7. **cost**: what a continuous move costs, euros per hour (:mod:`ace_core.grid.flex`; 0 for
    topology alone), so that among equally safe candidates the cheaper comes first;
-7. **max rho now**: the simulated max rho one step ahead;
-8. **the policy's confidence** (higher first).
+8. **max rho next step**: the simulated max rho one step ahead;
+9. **the policy's confidence** (higher first).
 
 A candidate is **rejected** (never a recommendation, listed with the reason) when it is not
 allowed now, when its simulation ends in a game over, when it leaves more lines overloaded or
 a higher max rho one step ahead than doing nothing, when it changes nothing (the same max rho
 and N-1 worst case as doing nothing, e.g. buses set where they already are), or when it is less
-safe than doing nothing by criteria 1-5 (criterion 5 only when both look-aheads were computed).
+safe than doing nothing by criteria 1-6 (criteria 4 and 6 only when both were computed).
 """
 
 from __future__ import annotations
@@ -52,6 +57,15 @@ def n1_key(candidate: Candidate) -> tuple[float, float]:
     return (float(len(n1.diverged)), _over(worst) if worst is not None else 0.0)
 
 
+def now_key(candidate: Candidate) -> tuple[float, float]:
+    now = candidate.now
+    if now is None:
+        return (math.inf, math.inf)
+    if now.failed:
+        return (1.0, math.inf)
+    return (0.0, _over(now.max_rho_after))
+
+
 def look_ahead_key(candidate: Candidate) -> tuple[float, float]:
     la = candidate.look_ahead
     if la is None or la.skipped:
@@ -69,6 +83,7 @@ def safety_key(candidate: Candidate) -> tuple:
         int(outcome.failed),
         len(still_overloaded),
         len(outcome.new_overloads),
+        *now_key(candidate),
         *n1_key(candidate),
         *look_ahead_key(candidate),
         candidate.euros_per_hour,
@@ -102,9 +117,16 @@ def rejection(candidate: Candidate, reference: Candidate) -> str:
             f"less safe than doing nothing one step ahead: {mine[1]} overload(s) kept and {mine[2]} "
             f"new, where doing nothing keeps {ref[1]} and creates {ref[2]}"
         )
-    if mine[1:3] == ref[1:3] and mine[3:5] > ref[3:5]:
+    if candidate.now is None or reference.now is None:
+        mine = (*mine[:3], *ref[3:5], *mine[5:])  # not compared: the criteria after it decide
+    elif mine[1:3] == ref[1:3] and mine[3:5] > ref[3:5]:
+        return (
+            f"worse than doing nothing on the grid as it is now: {candidate.now_words} against "
+            f"{reference.now_words}"
+        )
+    if mine[1:5] == ref[1:5] and mine[5:7] > ref[5:7]:
         return f"less N-1 secure than doing nothing: {_n1_words(candidate)} against {_n1_words(reference)}"
-    if mine[1:5] == ref[1:5] and _both_looked_ahead(candidate, reference) and mine[5:7] > ref[5:7]:
+    if mine[1:7] == ref[1:7] and _both_looked_ahead(candidate, reference) and mine[7:9] > ref[7:9]:
         return (
             f"worse than doing nothing over the next hour: {candidate.look_ahead.status} against "
             f"{reference.look_ahead.status}"
@@ -157,6 +179,8 @@ CRITERIA = (
     "surviving the step",
     "overloads left",
     "new overloads",
+    "game over on the grid as it is now",
+    "max rho on the grid as it is now",
     "N-1 outages that split the grid",
     "N-1 worst case",
     "game over within the look-ahead",
@@ -177,24 +201,31 @@ def _values(index: int, candidate: Candidate) -> str:
     key = safety_key(candidate)
     if index == 0:
         return "game over" if key[0] else "survives"
-    if index in (1, 2, 3):
+    if index in (1, 2, 5):
         return f"{key[index]:.0f}"
-    if index == 4:
+    if index in (3, 4):
+        now = candidate.now
+        if now is None:
+            return "not checked"
+        if index == 3:
+            return "game over" if now.failed else "survives"
+        return "below 100%" if key[4] == 0 else _pct(now.max_rho_after)
+    if index == 6:
         n1 = candidate.n1
         if n1 is None or n1.error or n1.worst_rho is None:
             return "not screened"
         return f"{n1.worst_rho:.0%}" if n1.worst_rho >= 1.0 else "no N-1 overload"
-    if index == 5:
+    if index == 7:
         la = candidate.look_ahead
         if la is None or la.skipped:
             return "not looked ahead"
         return "none" if la.game_over_step is None else f"at step {la.game_over_step}"
-    if index == 6:
-        return "below 100%" if key[6] == 0 else _pct(key[6])
-    if index == 7:
-        return f"{key[7]:.0f} EUR/h"
     if index == 8:
-        return _pct(key[8])
+        return "below 100%" if key[8] == 0 else _pct(key[8])
+    if index == 9:
+        return f"{key[9]:.0f} EUR/h"
+    if index == 10:
+        return _pct(key[10])
     return f"{candidate.confidence:.0%}"
 
 

@@ -170,6 +170,14 @@
     box.appendChild(el("span", { "class": la.game_over_step || la.first_overload_minutes !== null ? "bad" : "" }, when));
     return box;
   }
+  // the action played on the grid as it is now, not on the next step's forecast: a forecast's
+  // load error falls on the slack generator, and a split that leaves it one line can look safe
+  // (absent on grids without forecasts: the card's own figures are then the grid as it is)
+  function nowBox(now) {
+    var text = now.game_over ? "as the grid is now: game over in simulation" : "as the grid is now: max rho " + pct(now.max_rho_after);
+    if (!now.game_over && now.overloads_after.length) { text += " · overloads " + lineList(now.overloads_after); }
+    return el("p", { "class": "rec-now" + (now.game_over || now.max_rho_after >= 1 ? " warn" : "") }, text);
+  }
   // the margins of ace_core.live.alarms (N1_MORE_OUTAGES, N1_HIGHER_RHO)
   function n1Worse(base, n1) {
     var worst = n1.worst ? n1.worst.max_rho : 0;
@@ -384,6 +392,7 @@
     if (!rec.lines_relieved.length && !rec.new_overloads.length) { facts += " · no overload relieved or created"; }
     body.appendChild(el("p", { "class": "rec-facts" }, facts));
     if (figures.cost) { body.appendChild(el("p", { "class": "rec-cost" }, costWords(figures.cost))); }
+    if (figures.now) { body.appendChild(nowBox(figures.now)); }
     body.appendChild(el("p", { "class": "rec-n1" + (figures.n1 && !figures.n1.secure ? " warn" : "") }, n1Words(figures.n1)));
     body.appendChild(lookAheadBox(figures.look_ahead));
     if (rec.error) { body.appendChild(el("p", { "class": "error" }, rec.error)); }
@@ -590,10 +599,11 @@
       if (figures.cost) { text += " · " + costWords(figures.cost); }
       if (w.stale) { text += " (the grid has moved on since)"; }
       // green only when safe now and over the look-ahead: a game over ahead is a warning too
-      var ahead = figures.look_ahead || {};
-      result.className = w.max_rho_after >= 1 || figures.rejected_because || ahead.game_over_step ? "warn" : "ok";
+      var ahead = figures.look_ahead || {}, now = figures.now || {};
+      result.className = w.max_rho_after >= 1 || now.max_rho_after >= 1 || now.game_over || figures.rejected_because || ahead.game_over_step ? "warn" : "ok";
       result.textContent = "";
       result.appendChild(el("span", {}, text));
+      if (figures.now) { result.appendChild(nowBox(figures.now)); }
       result.appendChild(el("span", { "class": "wi-n1" }, " · " + n1Words(figures.n1)));
       result.appendChild(lookAheadBox(figures.look_ahead));
       if (figures.rejected_because) {

@@ -64,7 +64,7 @@ def test_no_recommendation_is_worse_than_doing_nothing_on_stressed_days(realisti
                 if not ref_failed:
                     assert rho.max() <= ref_rho.max() + 1e-6, card.description
                     assert (rho >= 1).sum() <= (ref_rho >= 1).sum(), card.description
-                    assert safety_key(card)[:5] <= safety_key(result.reference)[:5]
+                    assert safety_key(card)[:7] <= safety_key(result.reference)[:7]
             for card in result.rejected:
                 assert card.rejected_because and card.rank is None
             keys = [safety_key(c) for c in result.recommendations]
@@ -130,7 +130,7 @@ def _kept_by_n1_and_by_max_rho(env, space, features, sac, obs):
     assert lowest_rho.outcome.max_rho_after == min(c.outcome.max_rho_after for c in pool)
     acceptable = [c for c in pool if not c.rejected_because]
     assert acceptable and not kept.rejected_because
-    assert safety_key(kept)[:5] == min(safety_key(c)[:5] for c in acceptable)
+    assert safety_key(kept)[:7] == min(safety_key(c)[:7] for c in acceptable)
     return kept, lowest_rho
 
 
@@ -143,7 +143,7 @@ def test_an_n1_screened_expert_pool_keeps_its_safest_candidate_not_worse_than_no
     for step in range(3):
         kept, lowest_rho = _kept_by_n1_and_by_max_rho(env, space, features, sac, obs)
         if not lowest_rho.rejected_because:
-            assert safety_key(kept)[:5] <= safety_key(lowest_rho)[:5]
+            assert safety_key(kept)[:7] <= safety_key(lowest_rho)[:7]
         if step < 2:
             obs, *_ = env.step(env.action_space({}))
 

@@ -98,8 +98,9 @@ def _shown(page) -> dict:
 
 
 def _check_cards_and_assessment(page, artifacts: Path) -> None:
-    """Cards with N-1 and look-ahead figures, none of them a rejected (harmful) candidate; doing
-    nothing as the reference; the forecast named; hovering a card highlights its substations."""
+    """Cards with N-1, look-ahead and as-the-grid-is-now figures, none of them a rejected (harmful)
+    candidate; doing nothing as the reference; the forecast named; hovering a card highlights its
+    substations."""
     cards = page.locator(".rec-card")
     assert cards.count() >= 1
     for i in range(cards.count()):
@@ -107,6 +108,8 @@ def _check_cards_and_assessment(page, artifacts: Path) -> None:
         assert "worst: losing" in card.locator(".rec-n1").text_content()
         assert card.locator(".rec-lookahead svg.sparkline polyline").count() == 1
         assert "max rho" in card.locator(".rec-facts").text_content()
+        # beside the forecast's step ahead, the action on the grid as it is now
+        assert card.locator(".rec-now").text_content().startswith("as the grid is now: max rho ")
         assert card.locator(".source").text_content() in ("policy", "expert", "policy + expert", "reconnect")
     assert "Doing nothing" in page.text_content("#reference")
     assert page.get_attribute("#forecast-kind", "data-kind") == "perfect"
@@ -188,6 +191,7 @@ def test_operator_watches_simulates_accepts_and_sees_it_applied(
         assert f"at step {paused_at}" in page.text_content("#wi-result")
         assert "worst: losing" in page.text_content("#wi-result .wi-n1")  # the cards' N-1 figures
         assert page.locator("#wi-result svg.sparkline").count() == 1
+        assert "as the grid is now: " in page.text_content("#wi-result .rec-now")
         page.screenshot(path=artifacts / "02-what-if.png", full_page=True)
         # an action islanding a load is refused with the reason
         page.select_option("#wi-el-2", "")

@@ -171,6 +171,7 @@ CARD_HIDDEN: Hidden = {
         "rejected_because": True,
         "n1": {**N1_HIDDEN, "outages": True, "lines_at_risk": True},
         "look_ahead": LOOK_AHEAD_HIDDEN,
+        "now": {"outcome": True},
     },
 }
 """what a card (static/js/live_console.js ``fillCard``) never shows of a recommendation: the
@@ -202,6 +203,7 @@ ASSESSMENT_HIDDEN: Hidden = {
                 "new_overloads",
                 "overloads_after",
                 "n1",
+                "now",
                 "rejected_because",
                 "move",
                 "cost",

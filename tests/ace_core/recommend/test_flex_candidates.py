@@ -113,7 +113,7 @@ def test_equally_safe_cards_are_ranked_by_cost(overloaded):
     assert keys == sorted(keys)
     safe = [c for c in result.recommendations if clears_everything(c)]
     for upper, lower in zip(safe, safe[1:]):
-        if safety_key(upper)[:7] == safety_key(lower)[:7]:
+        if safety_key(upper)[:9] == safety_key(lower)[:9]:
             assert upper.euros_per_hour <= lower.euros_per_hour
     with_cost = [c for c in result.recommendations if c.euros_per_hour > 0]
     assert with_cost and all(c.cost.mw > 0 for c in with_cost)

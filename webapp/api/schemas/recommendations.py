@@ -34,8 +34,10 @@ class RecommendationOut(Schema):
     figures: dict[str, Any] = Field(
         default_factory=dict,
         description="sources, substations touched, outcome in words, overloads after, N-1 "
-        "(status, worst outage and line, lines at risk) and look-ahead (max rho per step, "
-        "first overload, the forecast used)",
+        "(status, worst outage and line, lines at risk), look-ahead (max rho per step, "
+        "first overload, the forecast used) and now: the action played on the grid as it is "
+        "now rather than on the next step's forecast (max_rho_after, game_over, overloads_after; "
+        "null when not checked)",
     )
     move: dict[str, Any] | None = Field(
         None,
@@ -110,7 +112,7 @@ class WhatIfOut(Schema):
     rho_after: list[float]
     figures: dict[str, Any] = Field(
         default_factory=dict,
-        description="as a recommendation's: outcome in words, N-1 and look-ahead, and "
+        description="as a recommendation's: outcome in words, N-1, look-ahead and now, and "
         "rejected_because when the action is worse than doing nothing (empty when refused); "
         "move and cost with a continuous move",
     )

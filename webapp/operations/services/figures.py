@@ -1,7 +1,7 @@
 """The simulated figures an operator saw when deciding, kept with the decision and its audit entry:
-the card's (or the what-if's) one-step outcome, N-1 worst case, look-ahead and the cost of its
-continuous move, if any, and the grid's own N-1 status and doing nothing's look-ahead at that
-step, with the kind of forecast behind them."""
+the card's (or the what-if's) one-step outcome, N-1 worst case, look-ahead, max rho on the grid as
+it is now and the cost of its continuous move, if any, and the grid's own N-1 status and doing
+nothing's look-ahead at that step, with the kind of forecast behind them."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def _look_ahead_summary(look_ahead: dict[str, Any] | None) -> dict[str, Any] | N
     }
 
 
+def _now_summary(now: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not now:
+        return None
+    return {"max_rho": now.get("max_rho_after"), "game_over": now.get("game_over")}
+
+
 def _action_figures(headline: dict[str, Any], figures: dict[str, Any]) -> dict[str, Any]:
     return {
         "max_rho_before": headline.get("max_rho_before"),
@@ -46,6 +52,7 @@ def _action_figures(headline: dict[str, Any], figures: dict[str, Any]) -> dict[s
         "rank_reason": figures.get("rank_reason") or "",
         "n1": _n1_summary(figures.get("n1")),
         "look_ahead": _look_ahead_summary(figures.get("look_ahead")),
+        "now": _now_summary(figures.get("now")),
         "rejected_because": figures.get("rejected_because") or "",
         # a continuous move's cost (MW moved, euros per hour), as the card or what-if showed it
         **({"cost": figures["cost"]} if figures.get("cost") else {}),
