@@ -4,9 +4,9 @@
 outcome (the highest line load before and after, the lines relieved, the new overloads), the N-1
 screen (how many single outages overload a line, the worst one), the look-ahead over the forecast
 (whether and when a line overloads), the action played on the grid as it is now (no forecast)
-and why the card sits at its rank. It is a pure function of
-the candidate's JSON (:meth:`ace_core.recommend.outcomes.Candidate.to_json`, or a console card's
-headline figures with its ``figures``), so the same card always reads the same.
+and why the card sits at its rank. It is a pure function of the candidate's JSON
+(:meth:`ace_core.recommend.outcomes.Candidate.to_json`, or a console card's headline figures with
+its ``figures``), so the same card always reads the same.
 
 A language model's explanation, when one is asked, comes after the facts, labelled as generated
 and unverified (:func:`generated_label`); every figure it quotes (a percentage, a rho) is checked

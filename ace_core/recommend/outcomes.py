@@ -1,8 +1,8 @@
 """What a candidate action leads to, in figures and in words: the result types of the
 recommendation pipeline's stages (:mod:`ace_core.recommend.pipeline`): a :class:`Proposal`, a
 :class:`Candidate` (a proposal and its simulated :class:`~ace_core.grid.outcome.Outcome`, then its
-N-1 screen, look-ahead, check on the grid as it is now and rank), a :class:`RecommendationSet`; and their JSON for the console and
-the API.
+N-1 screen, look-ahead, check on the grid as it is now and rank), a :class:`RecommendationSet`;
+and their JSON for the console and the API.
 
 The words are the operator's vocabulary, shared by every page that shows a simulated outcome:
 "game over in simulation", "not allowed now", "clears the overload(s)", "creates a new

@@ -21,10 +21,10 @@ returned, as the reference and as the live state's security (its N-1 status and 
 
 ``run`` is one pass through these stages, each returning new, frozen results (the types and
 their JSON are in :mod:`ace_core.recommend.outcomes`): proposals -> candidates (simulated) ->
-N-1 screened -> looked ahead and checked now -> ranked; and when no single move clears the grid's overloads,
-pairs of the best single moves (:mod:`ace_core.recommend.pairs`) and continuous moves
-(redispatch, curtailment, storage: :mod:`ace_core.recommend.flex`) through the same stages,
-ranked with them.
+N-1 screened -> looked ahead and checked now -> ranked; and when no single move clears the
+grid's overloads, pairs of the best single moves (:mod:`ace_core.recommend.pairs`) and
+continuous moves (redispatch, curtailment, storage: :mod:`ace_core.recommend.flex`) through the
+same stages, ranked with them.
 """
 
 from __future__ import annotations
