@@ -47,7 +47,8 @@ def live_pipeline(env, space, *, k: int = 3, sac=None, features=None) -> Recomme
         policy_k=policy_k,
         expert_budget=LIVE_EXPERT_BUDGET,
         horizon=horizon,
-        # every card shows its look-ahead: all candidates kept are looked ahead (~0.1-0.3 ms each)
+        # every card shows its look-ahead and its check on the grid as it is now: all candidates
+        # kept are looked ahead (~0.1-0.3 ms each) and simulated once more (one batch)
         look_ahead_top=policy_k + PipelineConfig.expert_k + 1,
     )
     return RecommendationPipeline(env, space, config, sac, features)
